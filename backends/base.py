@@ -1,0 +1,45 @@
+"""The backend interface: one streaming chat method plus ``aclose()``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from sot.result import Usage
+from sot.templates import Message
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A shape the output must take; each backend sends the form its server understands."""
+
+    gbnf: str | None = None
+    regex: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    messages: Sequence[Message]
+    max_tokens: int
+    temperature: float | None = None
+    constraint: Constraint | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatChunk:
+    text: str = ""
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+
+class Backend(Protocol):
+    name: str
+    model: str
+
+    def stream_chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        """Stream one completion; raise only ``sot.errors.BackendError`` subclasses."""
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,212 @@
+"""Any OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp server, SGLang, hosted APIs).
+
+Calls go through the ``openai`` SDK with its own retries off (``max_retries=0``): sot's retry
+loop in ``sot.calls`` is the only one. The SDK runs on an ``httpx.AsyncClient`` we own, so one
+connection pool serves every call of a client. ``_map_error`` is the one place where SDK, httpx
+and JSON errors become ``sot.errors`` exceptions.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal
+
+import httpx
+import openai
+
+from sot import constants
+from sot.errors import (
+    AuthenticationError,
+    BackendConnectionError,
+    BackendError,
+    BackendTimeoutError,
+    BadRequestError,
+    ProtocolError,
+    RateLimitError,
+    ServerError,
+)
+from sot.result import Usage
+
+from .base import ChatChunk, ChatRequest
+
+Dialect = Literal["openai", "llama.cpp", "vllm"]
+_URL = re.compile(r"\b\w+://\S+")
+_PLACEHOLDER_KEY = "sot-no-key"
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Drop URLs and the secret from server-provided text; keep it to one short line."""
+    if secret:
+        text = text.replace(secret, "***")
+    text = _URL.sub("<url>", text)
+    text = re.sub(r"\s+", " ", text).strip()
+    return text[:200]
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+def _server_message(exc: openai.APIStatusError, secret: str | None) -> str:
+    body: Any = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+        if message:
+            return redact(str(message), secret)
+    return ""
+
+
+def _map_error(exc: BaseException, secret: str | None) -> BackendError:
+    """Map a lower-layer error to sot's tree; the message names no URL, header or key."""
+    if isinstance(exc, BackendError):
+        return exc
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        detail = _server_message(exc, secret)
+        message = f"HTTP {status}" + (f": {detail}" if detail else "")
+        retry_after = parse_retry_after(exc.response.headers if exc.response is not None else None)
+        if status in (401, 403):
+            return AuthenticationError(f"authentication failed ({message})", status_code=status)
+        if status == 429:
+            return RateLimitError(f"rate limited ({message})", status_code=status, retry_after=retry_after)
+        if status in constants.RETRYABLE_STATUS:
+            return ServerError(f"server error ({message})", status_code=status, retry_after=retry_after)
+        if status >= 500:
+            return ServerError(f"server error ({message})", status_code=status)
+        return BadRequestError(f"request rejected ({message})", status_code=status)
+    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
+        return BackendTimeoutError("the server did not answer in time")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return ProtocolError("the server closed the stream before the answer was complete")
+    if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
+        return BackendConnectionError("could not connect to the server, or the connection was reset")
+    if isinstance(exc, ValueError):  # json.JSONDecodeError, malformed SSE payloads
+        return ProtocolError("the server sent a malformed response")
+    if isinstance(exc, openai.APIError):
+        return ProtocolError(f"the server sent an error in the stream: {redact(exc.message, secret)}")
+    return BackendError(f"unexpected backend failure: {type(exc).__name__}")
+
+
+def _usage(raw: Any) -> Usage | None:
+    if raw is None:
+        return None
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return Usage(
+        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+        cached_tokens=int(cached or 0),
+    )
+
+
+class OpenAICompatBackend:
+    """Streams chat completions from one OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        dialect: Dialect = "openai",
+        name: str | None = None,
+        max_connections: int = constants.POOL_MAX_CONNECTIONS,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.dialect: Dialect = dialect
+        self.name = name or ("openai-compatible" if dialect == "openai" else dialect)
+        self._secret = api_key
+        self._extra_body = dict(extra_body or {})
+        # Read timeouts reset on every chunk; the real deadline is enforced per call in sot.calls.
+        self._http = httpx.AsyncClient(
+            timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=constants.POOL_KEEPALIVE),
+        )
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or _PLACEHOLDER_KEY,
+            max_retries=0,
+            http_client=self._http,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatBackend(name={self.name!r}, model={self.model!r}, dialect={self.dialect!r})"
+
+    def _constraint_body(self, request: ChatRequest) -> dict[str, Any]:
+        constraint = request.constraint
+        if constraint is None:
+            return {}
+        if self.dialect == "llama.cpp" and constraint.gbnf:
+            return {"grammar": constraint.gbnf}
+        if self.dialect == "vllm" and constraint.regex:
+            # vLLM >= 0.12 reads structured outputs here; the old guided_* fields are gone.
+            return {"structured_outputs": {"regex": constraint.regex}}
+        return {}
+
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The extra, non-standard fields this request sends (public for tests and dry runs)."""
+        return {**self._extra_body, **self._constraint_body(request)}
+
+    async def stream_chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        extra = self.request_body(request)
+        if extra:
+            kwargs["extra_body"] = extra
+        finished = False
+        try:
+            stream = await self._client.chat.completions.create(**kwargs)
+            async with stream:
+                async for chunk in stream:
+                    usage = _usage(getattr(chunk, "usage", None))
+                    if not chunk.choices:
+                        if usage is not None:
+                            yield ChatChunk(usage=usage)
+                        continue
+                    choice = chunk.choices[0]
+                    text = (choice.delta.content if choice.delta is not None else None) or ""
+                    if choice.finish_reason:
+                        finished = True
+                    if text or choice.finish_reason or usage is not None:
+                        yield ChatChunk(text=text, finish_reason=choice.finish_reason, usage=usage)
+        except (openai.OpenAIError, httpx.HTTPError, json.JSONDecodeError, ValueError) as exc:
+            raise _map_error(exc, self._secret) from None
+        if not finished:
+            raise ProtocolError("the stream ended before the answer was complete")
+
+    async def aclose(self) -> None:
+        await self._client.close()
+        await self._http.aclose()

@@ -1,0 +1,1 @@
+"""Prompt templates (jinja2), installed as package data of ``sot.prompts``."""

@@ -1,0 +1,58 @@
+"""sot: Skeleton-of-Thought orchestration for faster LLM answers."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import events
+from .client import Client, ask, stream
+from .errors import (
+    AuthenticationError,
+    BackendConnectionError,
+    BackendError,
+    BackendTimeoutError,
+    BadRequestError,
+    ConfigurationError,
+    LocalServerError,
+    PointError,
+    ProtocolError,
+    RateLimitError,
+    ServerError,
+    SkeletonError,
+    SotError,
+    TemplateError,
+)
+from .options import Options
+from .result import Answer, Timings, Usage
+from .skeleton import SkeletonParser, parse_skeleton
+
+try:
+    __version__ = version("sot-llm")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0"
+
+__all__ = [
+    "Answer",
+    "AuthenticationError",
+    "BackendConnectionError",
+    "BackendError",
+    "BackendTimeoutError",
+    "BadRequestError",
+    "Client",
+    "ConfigurationError",
+    "LocalServerError",
+    "Options",
+    "PointError",
+    "ProtocolError",
+    "RateLimitError",
+    "ServerError",
+    "SkeletonError",
+    "SkeletonParser",
+    "SotError",
+    "TemplateError",
+    "Timings",
+    "Usage",
+    "__version__",
+    "ask",
+    "events",
+    "parse_skeleton",
+    "stream",
+]

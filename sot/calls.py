@@ -1,0 +1,131 @@
+"""One logical model call: the project's only retry loop, with a total deadline per attempt.
+
+Retries 408/409/429/5xx, connection errors, timeouts and cut or malformed streams with jittered
+exponential backoff; a server's ``Retry-After`` / ``retry-after-ms`` is honoured up to a cap, and
+beyond the cap the call fails fast. Everything else (400, 401, 403, 404, 422 ...) is raised at once.
+A retried stream starts over: its partial text is dropped, and ``on_restart`` tells the caller.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+
+import anyio
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from .backends.base import Backend, ChatRequest
+from .errors import BackendError, BackendTimeoutError, ProtocolError
+from .options import RetryPolicy
+from .result import CallRecord, Usage
+
+OnDelta = Callable[[str], None]
+OnRestart = Callable[[int], None]
+
+
+@dataclass
+class CallOutcome:
+    text: str
+    record: CallRecord
+
+
+def _retry_after(exc: BaseException | None) -> float | None:
+    value = getattr(exc, "retry_after", None)
+    return float(value) if value is not None else None
+
+
+def should_retry(exc: BaseException, policy: RetryPolicy) -> bool:
+    if not isinstance(exc, BackendError) or not exc.retryable:
+        return False
+    wait = _retry_after(exc)
+    return wait is None or wait <= policy.retry_after_cap_s
+
+
+def backoff_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None) -> float:
+    """Seconds before attempt `attempt + 1`: the server's Retry-After, else jittered exponential."""
+    wait = _retry_after(exc)
+    if wait is not None:
+        return wait
+    base = min(policy.backoff_max_s, policy.backoff_initial_s * 2 ** (attempt - 1))
+    return base + random.uniform(0, policy.jitter_s)
+
+
+class Caller:
+    """Runs calls against one backend under one retry policy; times are relative to `origin`."""
+
+    def __init__(self, backend: Backend, policy: RetryPolicy, origin: float | None = None) -> None:
+        self.backend = backend
+        self.policy = policy
+        self.origin = time.perf_counter() if origin is None else origin
+
+    def now(self) -> float:
+        return time.perf_counter() - self.origin
+
+    async def call(
+        self,
+        request: ChatRequest,
+        *,
+        purpose: str,
+        index: int | None = None,
+        on_delta: OnDelta | None = None,
+        on_restart: OnRestart | None = None,
+        require_text: bool = True,
+    ) -> CallOutcome:
+        policy = self.policy
+        start = self.now()
+        attempts = 0
+        first_token: list[float] = []
+        usage: list[Usage] = []
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            return backoff_seconds(policy, state.attempt_number, exc)
+
+        async def attempt() -> str:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1 and on_restart is not None:
+                on_restart(attempts)
+            first_token.clear()
+            usage.clear()
+            parts: list[str] = []
+            try:
+                with anyio.fail_after(policy.timeout_s):
+                    async with aclosing(self.backend.stream_chat(request)) as chunks:
+                        async for chunk in chunks:
+                            if chunk.usage is not None:
+                                usage.append(chunk.usage)
+                            if chunk.text:
+                                if not first_token:
+                                    first_token.append(self.now())
+                                parts.append(chunk.text)
+                                if on_delta is not None:
+                                    on_delta(chunk.text)
+            except TimeoutError:
+                raise BackendTimeoutError(f"no complete answer within the {policy.timeout_s:g} s deadline") from None
+            text = "".join(parts)
+            if require_text and not text.strip():
+                raise ProtocolError("the model returned an empty answer")
+            return text
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(policy.max_retries + 1),
+            wait=wait,
+            retry=retry_if_exception(lambda exc: should_retry(exc, policy)),
+            sleep=anyio.sleep,
+            reraise=True,
+        )
+        text = await retrying(attempt)
+        record = CallRecord(
+            purpose=purpose,
+            index=index,
+            attempts=attempts,
+            start_s=start,
+            end_s=self.now(),
+            first_token_s=first_token[0] if first_token else None,
+            usage=usage[-1] if usage else None,
+        )
+        return CallOutcome(text=text, record=record)

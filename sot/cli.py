@@ -1,0 +1,148 @@
+"""The ``sot`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from typing import Annotated, Any
+
+import anyio
+import typer
+
+from . import __version__, constants
+from .client import Client
+from .errors import ConfigurationError, SotError
+from .render import LiveRenderer, PlainRenderer
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Skeleton-of-Thought: outline first, then expand every point in parallel.",
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"sot {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    pass
+
+
+def fail(exc: BaseException, debug: bool) -> None:
+    """One line on stderr and the error's exit code; a traceback only with --debug."""
+    if debug:
+        traceback.print_exception(exc)
+    code = exc.exit_code if isinstance(exc, SotError) else 1
+    typer.echo(f"sot: error: {exc}", err=True)
+    raise typer.Exit(code)
+
+
+def read_question(question: str) -> str:
+    text = sys.stdin.read() if question == "-" else question
+    if not text.strip():
+        raise ConfigurationError("the question is empty")
+    return text.strip()
+
+
+BaseUrl = Annotated[
+    str | None, typer.Option("--base-url", envvar=constants.ENV_BASE_URL, help="OpenAI-compatible endpoint.")
+]
+Model = Annotated[str | None, typer.Option("--model", envvar=constants.ENV_MODEL, help="Model name.")]
+ApiKey = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar=[constants.ENV_API_KEY, constants.ENV_OPENAI_API_KEY],
+        help="API key (default: $SOT_API_KEY, then $OPENAI_API_KEY).",
+        show_envvar=False,
+    ),
+]
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question; '-' reads it from stdin.")],
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key: ApiKey = None,
+    mode: Annotated[str, typer.Option(help="auto (router decides), sot or sequential.")] = "auto",
+    max_points: Annotated[int, typer.Option(help="Most skeleton points kept.")] = constants.DEFAULT_MAX_POINTS,
+    max_parallel: Annotated[int, typer.Option(help="Most expansions in flight.")] = constants.DEFAULT_MAX_PARALLEL,
+    max_tokens: Annotated[int, typer.Option(help="Token cap of a sequential answer.")] = constants.DEFAULT_MAX_TOKENS,
+    point_max_tokens: Annotated[
+        int, typer.Option(help="Token cap of each point's expansion.")
+    ] = constants.DEFAULT_POINT_MAX_TOKENS,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Sampling seed, where the server supports it.")] = None,
+    timeout: Annotated[
+        float, typer.Option(help="Deadline of each call attempt, seconds.")
+    ] = constants.DEFAULT_TIMEOUT_S,
+    max_retries: Annotated[int, typer.Option(help="Retries per call.")] = constants.DEFAULT_MAX_RETRIES,
+    allow_partial: Annotated[bool, typer.Option(help="Keep a failed point's title instead of failing.")] = False,
+    pipeline: Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")] = True,
+    router: Annotated[str, typer.Option(help="Router for --mode auto: rules or llm.")] = "rules",
+    prompts: Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")] = None,
+    stream: Annotated[bool, typer.Option("--stream", help="Print the answer as it forms, even when piped.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole Answer as one JSON object.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Answer QUESTION with Skeleton-of-Thought (or sequentially, where the router says so)."""
+    try:
+        text = read_question(question)
+        client = Client(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            mode=mode,
+            max_points=max_points,
+            max_parallel=max_parallel,
+            max_tokens=max_tokens,
+            point_max_tokens=point_max_tokens,
+            temperature=temperature,
+            seed=seed,
+            timeout=timeout,
+            max_retries=max_retries,
+            allow_partial=allow_partial,
+            pipeline=pipeline,
+            router=router,
+            prompts_dir=prompts,
+        )
+        answer = anyio.run(_ask, client, text, as_json, stream)
+    except KeyboardInterrupt:
+        typer.echo("sot: interrupted", err=True)
+        raise typer.Exit(130) from None
+    except SotError as exc:
+        fail(exc, debug)
+        return
+    if as_json:
+        typer.echo(json.dumps(answer, ensure_ascii=False))
+
+
+async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> dict[str, Any] | None:
+    async with client:
+        if as_json:
+            return (await client.ask(question)).to_dict()
+        live = sys.stdout.isatty() and not stream
+        renderer: Any = LiveRenderer() if live else PlainRenderer()
+        with renderer:
+            async for event in client.stream(question):
+                renderer(event)
+                if live and event.__class__.__name__ == "AnswerDone":
+                    final = event.answer  # type: ignore[union-attr]
+        if live:
+            typer.echo(final.text)
+        return None
+
+
+def main() -> None:
+    app()

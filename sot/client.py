@@ -1,0 +1,159 @@
+"""The Python API: a reusable ``Client`` (one connection pool across calls), ``ask`` and ``stream``."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import httpx
+
+from . import constants
+from .backends.base import Backend
+from .backends.openai_compat import Dialect, OpenAICompatBackend
+from .errors import ConfigurationError, SotError
+from .events import Event
+from .options import Options
+from .orchestrator import Orchestrator
+from .result import Answer
+from .templates import Prompts
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+async def discover_model(base_url: str, api_key: str | None) -> str:
+    """The model a server serves, when it lists exactly one (llama.cpp, most vLLM setups)."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with httpx.AsyncClient(timeout=constants.CONNECT_TIMEOUT_S) as http:
+            response = await http.get(base_url.rstrip("/") + "/models", headers=headers)
+            response.raise_for_status()
+            models = [m["id"] for m in response.json().get("data", [])]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigurationError(
+            f"no model given (--model / {constants.ENV_MODEL}) and the server's model list is unavailable"
+        ) from exc
+    if len(models) != 1:
+        raise ConfigurationError(
+            f"no model given (--model / {constants.ENV_MODEL}) and the server lists {len(models)} models"
+        )
+    return str(models[0])
+
+
+class Client:
+    """Answers questions with Skeleton-of-Thought against one backend.
+
+    With no ``base_url`` (argument or ``SOT_BASE_URL``) and no ``backend``, the embedded local
+    backend (llama.cpp with the bundled model) is started on first use and stopped on close.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        *,
+        backend: Backend | None = None,
+        dialect: Dialect | None = None,
+        **options: Any,
+    ) -> None:
+        self.options = Options().updated(**options)
+        self._prompts = Prompts(self.options.prompts_dir)
+        self._backend = backend
+        self._owned: list[Any] = []
+        self._base_url = base_url or _env(constants.ENV_BASE_URL)
+        self._model = model or _env(constants.ENV_MODEL)
+        self._api_key = api_key or _env(constants.ENV_API_KEY) or _env(constants.ENV_OPENAI_API_KEY)
+        self._dialect: Dialect = dialect or "openai"
+        self._lock = anyio.Lock()
+
+    def __repr__(self) -> str:
+        return f"Client(backend={self._backend!r}, options={self.options!r})"
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def backend(self) -> Backend:
+        async with self._lock:
+            if self._backend is None:
+                self._backend = await self._make_backend()
+            return self._backend
+
+    async def _make_backend(self) -> Backend:
+        if self._base_url:
+            model = self._model or await discover_model(self._base_url, self._api_key)
+            backend = OpenAICompatBackend(self._base_url, model, api_key=self._api_key, dialect=self._dialect)
+        else:
+            from .backends.local import LocalBackend
+
+            local = await LocalBackend.start(max_parallel=self.options.max_parallel)
+            self._owned.append(local)
+            backend = local.backend
+        self._owned.insert(0, backend)
+        return backend
+
+    def _router(self, options: Options, backend: Backend) -> Any:
+        from .router import make_router
+
+        return make_router(options, backend)
+
+    async def _orchestrator(self, overrides: dict[str, Any]) -> Orchestrator:
+        options = self.options.updated(**overrides)
+        prompts = self._prompts if options.prompts_dir == self.options.prompts_dir else Prompts(options.prompts_dir)
+        backend = await self.backend()
+        router: Any = self._router(options, backend) if options.mode == "auto" else None
+        return Orchestrator(backend, options, prompts, router)
+
+    async def ask(self, question: str, **overrides: Any) -> Answer:
+        """Answer `question`; keyword arguments override this client's options for this call."""
+        orchestrator = await self._orchestrator(overrides)
+        return await orchestrator.run(question)
+
+    async def stream(self, question: str, **overrides: Any) -> AsyncIterator[Event]:
+        """Yield events while the answer forms; the last one is ``AnswerDone``.
+
+        Close it with ``contextlib.aclosing`` if you stop iterating early.
+        """
+        orchestrator = await self._orchestrator(overrides)
+        send, receive = anyio.create_memory_object_stream[Event](math.inf)
+        failure: list[SotError] = []
+
+        async def produce() -> None:
+            async with send:
+                try:
+                    await orchestrator.run(question, send.send_nowait)
+                except SotError as exc:
+                    failure.append(exc)
+
+        async with anyio.create_task_group() as tg, receive:
+            tg.start_soon(produce)
+            async for event in receive:
+                yield event
+        if failure:
+            raise failure[0]
+
+    async def aclose(self) -> None:
+        owned, self._owned = self._owned, []
+        for resource in owned:
+            await resource.aclose()
+
+
+async def ask(question: str, **kwargs: Any) -> Answer:
+    """One answer with a throwaway ``Client``; see ``Client`` for the keyword arguments."""
+    async with Client(**kwargs) as client:
+        return await client.ask(question)
+
+
+async def stream(question: str, **kwargs: Any) -> AsyncIterator[Event]:
+    """Events of one answer with a throwaway ``Client``."""
+    async with Client(**kwargs) as client:
+        async for event in client.stream(question):
+            yield event

@@ -1,0 +1,48 @@
+"""Every default of the project, in one place."""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Skeleton
+DEFAULT_MAX_POINTS: Final = 10
+MIN_POINTS: Final = 2
+MAX_POINT_CHARS: Final = 160
+SKELETON_MAX_TOKENS: Final = 256
+
+# Expansion and answers
+DEFAULT_MAX_PARALLEL: Final = 8
+DEFAULT_POINT_MAX_TOKENS: Final = 256
+DEFAULT_MAX_TOKENS: Final = 1024
+DEFAULT_TEMPERATURE: Final[float | None] = None
+
+# Calls: a total deadline per attempt, because a read timeout resets on every streamed chunk.
+DEFAULT_TIMEOUT_S: Final = 120.0
+CONNECT_TIMEOUT_S: Final = 10.0
+DEFAULT_MAX_RETRIES: Final = 4
+BACKOFF_INITIAL_S: Final = 0.5
+BACKOFF_MAX_S: Final = 8.0
+BACKOFF_JITTER_S: Final = 0.5
+# A server asking us to wait longer than this is treated as a hard rate limit: fail fast.
+RETRY_AFTER_CAP_S: Final = 60.0
+RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+# Connection pool
+POOL_MAX_CONNECTIONS: Final = 64
+POOL_KEEPALIVE: Final = 32
+
+# Cancellation: how long closing in-flight calls may take once the caller is cancelled.
+CLOSE_GRACE_S: Final = 1.0
+
+# Environment
+ENV_BASE_URL: Final = "SOT_BASE_URL"
+ENV_MODEL: Final = "SOT_MODEL"
+ENV_API_KEY: Final = "SOT_API_KEY"
+ENV_OPENAI_API_KEY: Final = "OPENAI_API_KEY"
+ENV_BACKEND: Final = "SOT_BACKEND"
+ENV_GGUF: Final = "SOT_GGUF"
+ENV_LLAMA_SERVER: Final = "SOT_LLAMA_SERVER"
+ENV_CACHE_DIR: Final = "SOT_CACHE_DIR"
+
+# Model name sent when the server does not care (llama.cpp serves one model whatever the name).
+LOCAL_MODEL_NAME: Final = "smollm2-135m-instruct"

@@ -1,0 +1,299 @@
+"""A scripted OpenAI-compatible server on 127.0.0.1 for tests and benchmarks.
+
+Real HTTP/1.1 with keep-alive and SSE over chunked encoding, run on its own event loop thread.
+A handler maps each request to a ``Reply``: text streamed word by word with a per-token delay,
+an error status with headers (429 + Retry-After ...), or a fault: ``reset`` (drop the
+connection), ``stall`` (stop sending, keep the socket open), ``cut`` (end the stream before its
+final chunk) or ``malformed`` (a chunk that is not JSON). The server records every request with
+timestamps, counts requests in flight and open connections, and lets tests wait on conditions
+instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from contextlib import ExitStack, suppress
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import anyio.from_thread
+from anyio.abc import ByteStream, SocketAttribute
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+Fault = Literal["reset", "stall", "cut", "malformed"]
+_POINT = re.compile(r"<point>(.*?)</point>", re.DOTALL)
+_POINT_NUMBER = re.compile(r"Point (\d+):\s*<point>")
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    error_body: dict[str, Any] | None = None
+    first_delay: float = 0.0
+    token_delay: float = 0.0
+    fault: Fault | None = None
+    fault_after: int = 0  # chunks sent before the fault
+
+
+@dataclass
+class SeenRequest:
+    """A request as the server saw it."""
+
+    number: int
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    received_at: float
+    kind: str = "other"  # "skeleton", "expand", "sequential"
+    point: int | None = None  # 1-based, for expansions
+    finished_at: float | None = None
+    status: int | None = None
+
+    @property
+    def prompt(self) -> str:
+        messages = self.body.get("messages") or []
+        return "\n".join(str(m.get("content", "")) for m in messages)
+
+
+Handler = Callable[[SeenRequest], Reply]
+
+
+def classify(request: SeenRequest) -> None:
+    """Tell skeleton, expansion and sequential requests apart by the project's prompt shapes."""
+    prompt = request.prompt
+    number = _POINT_NUMBER.search(prompt)
+    if _POINT.search(prompt):
+        request.kind = "expand"
+        request.point = int(number.group(1)) if number else None
+    elif "grammar" in request.body or "structured_outputs" in request.body or "Outline:" in prompt:
+        request.kind = "skeleton"
+    else:
+        request.kind = "sequential"
+
+
+def sot_script(
+    points: list[str] | None = None,
+    *,
+    expansion: Callable[[int, str], str] | None = None,
+    expansion_delay: Callable[[int], float] | None = None,
+    token_delay: float = 0.0,
+    skeleton_token_delay: float | None = None,
+    sequential_text: str = "A plain answer written in one go.",
+) -> Handler:
+    """A well-behaved model: a numbered skeleton, then one short paragraph per point."""
+    points = points or ["First idea", "Second idea", "Third idea"]
+    skeleton = "".join(f"{i}. {p}\n" for i, p in enumerate(points, 1))
+
+    def handle(request: SeenRequest) -> Reply:
+        if request.kind == "skeleton":
+            delay = token_delay if skeleton_token_delay is None else skeleton_token_delay
+            return Reply(skeleton, token_delay=delay)
+        if request.kind == "expand":
+            match = _POINT.search(request.prompt)
+            title = match.group(1) if match else "?"
+            n = request.point or 0
+            text = expansion(n, title) if expansion else f"Details on {title} for point {n}."
+            first = expansion_delay(n) if expansion_delay else 0.0
+            return Reply(text, first_delay=first, token_delay=token_delay)
+        return Reply(sequential_text, token_delay=token_delay)
+
+    return handle
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\S+\s*|\s+", text) or [""]
+
+
+class FakeServer:
+    """Context manager: ``with FakeServer(handler) as server: server.url``."""
+
+    def __init__(self, handler: Handler | None = None, *, model: str = "fake-model") -> None:
+        self.handler = handler or sot_script()
+        self.model = model
+        self.requests: list[SeenRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.open_connections = 0
+        self.port = 0
+        self._cond = threading.Condition()
+        self._stack = ExitStack()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> FakeServer:
+        portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal())
+        listener = portal.call(lambda: anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0))
+        self.port = listener.extra(SocketAttribute.local_port)
+        future = portal.start_task_soon(listener.serve, self._connection)
+        self._stack.callback(portal.call, listener.aclose)
+        self._stack.callback(future.cancel)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    # Conditions tests wait on (no sleeps as synchronisation)
+    def wait_for(self, predicate: Callable[[FakeServer], bool], timeout: float = 5.0) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: predicate(self), timeout)
+
+    def _changed(self, update: Callable[[], None]) -> None:
+        with self._cond:
+            update()
+            self._cond.notify_all()
+
+    def of_kind(self, kind: str) -> list[SeenRequest]:
+        return [r for r in self.requests if r.kind == kind]
+
+    async def _connection(self, stream: ByteStream) -> None:
+        self._changed(lambda: setattr(self, "open_connections", self.open_connections + 1))
+        try:
+            reader = BufferedByteReceiveStream(stream)
+            while await self._one_request(stream, reader):
+                pass
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError):
+            pass  # the client went away; that is how connections end
+        finally:
+            await stream.aclose()
+            self._changed(lambda: setattr(self, "open_connections", self.open_connections - 1))
+
+    async def _one_request(self, stream: ByteStream, reader: BufferedByteReceiveStream) -> bool:
+        head = (await reader.receive_until(b"\r\n\r\n", 1 << 20)).decode("latin-1")
+        request_line, *header_lines = head.split("\r\n")
+        method, path, _ = request_line.split(" ", 2)
+        headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in header_lines if ":" in h)}
+        length = int(headers.get("content-length", "0"))
+        raw = await reader.receive_exactly(length) if length else b""
+        if method == "GET":
+            await self._get(stream, path)
+            return True
+        body = json.loads(raw or b"{}")
+        request = SeenRequest(len(self.requests) + 1, path, headers, body, time.monotonic())
+        classify(request)
+        self._changed(lambda: self.requests.append(request))
+        reply = self.handler(request)
+
+        def enter() -> None:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+        self._changed(enter)
+        try:
+            return await self._respond(stream, request, reply)
+        finally:
+
+            def leave() -> None:
+                self.in_flight -= 1
+                request.finished_at = time.monotonic()
+                request.status = reply.status
+
+            self._changed(leave)
+
+    async def _get(self, stream: ByteStream, path: str) -> None:
+        if path.rstrip("/").endswith("/models"):
+            payload: dict[str, Any] = {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+        else:
+            payload = {"status": "ok"}
+        await self._send_json(stream, 200, payload, {})
+
+    async def _send_json(self, stream: ByteStream, status: int, payload: Any, headers: dict[str, str]) -> None:
+        data = json.dumps(payload).encode()
+        extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        await stream.send(
+            f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+            f"{extra}\r\n".encode()
+            + data
+        )
+
+    async def _respond(self, stream: ByteStream, request: SeenRequest, reply: Reply) -> bool:
+        if reply.fault == "reset" and reply.fault_after == 0:
+            return False
+        if reply.status != 200:
+            body = reply.error_body or {"error": {"message": f"scripted status {reply.status}"}}
+            await self._send_json(stream, reply.status, body, reply.headers)
+            return True
+        await stream.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        # A stalled server only notices the client leaving by reading: watch for EOF meanwhile.
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                with suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+                    await stream.receive()
+                tg.cancel_scope.cancel()
+
+            keep = False
+            tg.start_soon(watch)
+            keep = await self._stream(stream, request, reply)
+            tg.cancel_scope.cancel()
+        return keep and not tg.cancel_scope.cancelled_caught
+
+    async def _stream(self, stream: ByteStream, request: SeenRequest, reply: Reply) -> bool:
+        async def event(payload: str) -> None:
+            data = f"data: {payload}\n\n".encode()
+            await stream.send(b"%x\r\n%s\r\n" % (len(data), data))
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+            return json.dumps(
+                {
+                    "id": f"chatcmpl-{request.number}",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": self.model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                }
+            )
+
+        if reply.first_delay:
+            await anyio.sleep(reply.first_delay)
+        words = _words(reply.text)
+        for sent, word in enumerate(words):
+            if reply.fault and sent == reply.fault_after:
+                return await self._fault(stream, reply.fault, event)
+            if sent and reply.token_delay:
+                await anyio.sleep(reply.token_delay)
+            await event(chunk({"role": "assistant", "content": word} if sent == 0 else {"content": word}))
+        if reply.fault:
+            return await self._fault(stream, reply.fault, event)
+        await event(chunk({}, "stop"))
+        usage = {"prompt_tokens": len(request.prompt.split()), "completion_tokens": len(words)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        await event(json.dumps({"id": "u", "object": "chat.completion.chunk", "choices": [], "usage": usage}))
+        await event("[DONE]")
+        await stream.send(b"0\r\n\r\n")
+        return True
+
+    async def _fault(self, stream: ByteStream, fault: Fault, event: Callable[[str], Any]) -> bool:
+        if fault == "stall":
+            await anyio.sleep_forever()
+        if fault == "malformed":
+            await event("{this is not json")
+            await stream.send(b"0\r\n\r\n")
+            return True
+        if fault == "cut":
+            await stream.send(b"0\r\n\r\n")  # a clean end of body, but no final chunk, no [DONE]
+            return True
+        return False  # reset: drop the connection mid-body
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve the default script until interrupted (for trying the CLI by hand)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--token-delay", type=float, default=0.02)
+    args = parser.parse_args(argv)
+    with FakeServer(sot_script(token_delay=args.token_delay)) as server:
+        print(server.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

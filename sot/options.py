@@ -1,0 +1,70 @@
+"""Options of one answer, validated once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from . import constants
+from .errors import ConfigurationError
+
+RequestedMode = Literal["auto", "sot", "sequential"]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = constants.DEFAULT_MAX_RETRIES
+    timeout_s: float = constants.DEFAULT_TIMEOUT_S
+    retry_after_cap_s: float = constants.RETRY_AFTER_CAP_S
+    backoff_initial_s: float = constants.BACKOFF_INITIAL_S
+    backoff_max_s: float = constants.BACKOFF_MAX_S
+    jitter_s: float = constants.BACKOFF_JITTER_S
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: RequestedMode = "auto"
+    max_points: int = constants.DEFAULT_MAX_POINTS
+    max_point_chars: int = constants.MAX_POINT_CHARS
+    max_parallel: int = constants.DEFAULT_MAX_PARALLEL
+    max_tokens: int = constants.DEFAULT_MAX_TOKENS
+    point_max_tokens: int = constants.DEFAULT_POINT_MAX_TOKENS
+    skeleton_max_tokens: int = constants.SKELETON_MAX_TOKENS
+    temperature: float | None = constants.DEFAULT_TEMPERATURE
+    seed: int | None = None
+    timeout: float = constants.DEFAULT_TIMEOUT_S
+    max_retries: int = constants.DEFAULT_MAX_RETRIES
+    retry_after_cap: float = constants.RETRY_AFTER_CAP_S
+    allow_partial: bool = False
+    pipeline: bool = True
+    constrain_skeleton: bool = True
+    router: Literal["rules", "llm"] = "rules"
+    prompts_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("auto", "sot", "sequential"):
+            raise ConfigurationError(f"mode must be auto, sot or sequential, not {self.mode!r}")
+        if self.router not in ("rules", "llm"):
+            raise ConfigurationError(f"router must be rules or llm, not {self.router!r}")
+        for name in ("max_points", "max_parallel", "max_tokens", "point_max_tokens", "skeleton_max_tokens"):
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"{name} must be at least 1")
+        if self.max_points < constants.MIN_POINTS:
+            raise ConfigurationError(f"max_points must be at least {constants.MIN_POINTS}")
+        if self.timeout <= 0:
+            raise ConfigurationError("timeout must be positive")
+        if self.max_retries < 0:
+            raise ConfigurationError("max_retries must not be negative")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise ConfigurationError("temperature must be between 0 and 2")
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(max_retries=self.max_retries, timeout_s=self.timeout, retry_after_cap_s=self.retry_after_cap)
+
+    def updated(self, **changes: Any) -> Options:
+        known = {f.name for f in fields(self)}
+        unknown = set(changes) - known
+        if unknown:
+            raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})

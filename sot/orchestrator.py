@@ -1,0 +1,289 @@
+"""Skeleton-of-Thought in two phases: a skeleton call, then every point expanded concurrently.
+
+With ``pipeline`` on, a point's expansion starts as soon as its skeleton line is complete in the
+stream, so early points overlap the rest of the skeleton; off, expansions wait for the whole
+skeleton (the paper's SoT). Either way expansions are bounded by a ``CapacityLimiter``, each has
+its own retries and deadline, and the answer is stitched in skeleton order.
+
+A failing point does not cancel its siblings by itself: it is caught per point, then either sinks
+the answer with a ``PointError`` naming it (the default) or is kept as its title (allow_partial).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import anyio
+
+from . import constants, events
+from .backends.base import Backend, ChatRequest, Constraint
+from .calls import Caller
+from .errors import PointError, SkeletonError, SotError
+from .options import Options
+from .ordering import OrderedEmitter
+from .result import Answer, CallRecord, Usage
+from .skeleton import SkeletonParser
+from .templates import SKELETON_GRAMMAR, Prompts, shared_prefix_fraction
+
+Emit = Callable[[events.Event], None]
+RouteDecision = tuple[str, str, dict[str, object] | None]  # mode, reason, route details
+
+
+def _no_emit(_: events.Event) -> None:
+    return None
+
+
+def tidy_expansion(text: str, title: str, index: int) -> str:
+    """Drop what small models echo before the expansion: the point's number and its title."""
+    text = text.strip()
+    text = re.sub(rf"^(?:point\s+)?{index + 1}\s*[.):]\s*", "", text, flags=re.IGNORECASE)
+    bare_title = title.rstrip(".:;!… ")
+    for candidate in (f"**{bare_title}**", bare_title):
+        if bare_title and text.lower().startswith(candidate.lower()):
+            rest = text[len(candidate) :].lstrip(" .:-—*")
+            if rest:
+                text = rest
+            break
+    return text.strip()
+
+
+def stitch(points: list[str], expansions: list[str]) -> str:
+    lines = []
+    for i, (title, body) in enumerate(zip(points, expansions, strict=True)):
+        head = title.rstrip(".:; ")
+        lines.append(f"{i + 1}. {head}: {body}" if body and body != title else f"{i + 1}. {head}")
+    return "\n".join(lines)
+
+
+@dataclass
+class _Run:
+    """The mutable state of one SoT answer."""
+
+    question: str
+    parser: SkeletonParser
+    expansions: dict[int, str] = field(default_factory=dict)
+    failed: dict[int, str] = field(default_factory=dict)
+    records: list[CallRecord] = field(default_factory=list)
+    prompts_sent: list[str] = field(default_factory=list)
+    error: SotError | None = None
+    first_expansion_token_s: float | None = None
+
+    @property
+    def points(self) -> list[str]:
+        return self.parser.points
+
+
+class Orchestrator:
+    def __init__(
+        self,
+        backend: Backend,
+        options: Options,
+        prompts: Prompts | None = None,
+        router: Callable[[str], RouteDecision] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.options = options
+        self.prompts = prompts or Prompts(options.prompts_dir)
+        self.router = router
+
+    def _constraint(self) -> Constraint | None:
+        if not self.options.constrain_skeleton:
+            return None
+        return Constraint(
+            gbnf=self.prompts.raw(SKELETON_GRAMMAR),
+            regex=r"(\d{1,2}\. [^\n]{1,80}\n){3,%d}" % self.options.max_points,  # noqa: UP031
+        )
+
+    async def run(self, question: str, emit: Emit = _no_emit) -> Answer:
+        caller = Caller(self.backend, self.options.retry_policy)
+        mode, reason, route = await self._decide(question, caller)
+        if mode == "sot":
+            answer = await self._sot(question, caller, emit, reason)
+        else:
+            emit(events.ModeChosen("sequential", reason))
+            answer = await self._sequential(question, caller, emit, reason, [])
+        answer.route = route
+        answer.requested_mode = self.options.mode
+        answer.timings.total_s = caller.now()
+        answer.usage = sum((c.usage for c in answer.calls if c.usage), Usage())
+        emit(events.AnswerDone(answer))
+        return answer
+
+    async def _decide(self, question: str, caller: Caller) -> RouteDecision:
+        if self.options.mode != "auto":
+            return self.options.mode, f"mode {self.options.mode} requested", None
+        if self.router is None:
+            return "sot", "no router configured: SoT", None
+        return self.router(question)
+
+    def _answer(self, question: str, mode: str, reason: str, calls: list[CallRecord]) -> Answer:
+        return Answer(
+            text="",
+            mode="sot" if mode == "sot" else "sequential",
+            reason=reason,
+            question=question,
+            calls=calls,
+            model=self.backend.model,
+            backend=self.backend.name,
+        )
+
+    async def _sequential(
+        self, question: str, caller: Caller, emit: Emit, reason: str, calls: list[CallRecord]
+    ) -> Answer:
+        request = ChatRequest(
+            self.prompts.sequential(question),
+            max_tokens=self.options.max_tokens,
+            temperature=self.options.temperature,
+            seed=self.options.seed,
+        )
+        outcome = await caller.call(
+            request,
+            purpose="sequential",
+            on_delta=lambda text: emit(events.TextDelta(text)),
+            on_restart=lambda attempt: emit(events.ExpansionRestarted(-1, attempt)),
+        )
+        answer = self._answer(question, "sequential", reason, [*calls, outcome.record])
+        answer.text = outcome.text.strip()
+        answer.timings.first_token_s = outcome.record.first_token_s
+        answer.timings.first_content_s = outcome.record.first_token_s
+        return answer
+
+    async def _sot(self, question: str, caller: Caller, emit: Emit, reason: str) -> Answer:
+        opts = self.options
+        run = _Run(question, SkeletonParser(max_points=opts.max_points, max_point_chars=opts.max_point_chars))
+        limiter = anyio.CapacityLimiter(opts.max_parallel)
+        ordered = OrderedEmitter(emit)
+        emit(events.ModeChosen("sot", reason))
+        skeleton_done_s: float | None = None
+        started: set[int] = set()
+
+        async with anyio.create_task_group() as tg:
+
+            def dispatch(new_points: list[str]) -> None:
+                first = len(run.points) - len(new_points)
+                for index, point in enumerate(new_points, start=first):
+                    emit(events.SkeletonPoint(index, point))
+                    ordered.add_point(index)
+                    if opts.pipeline:
+                        start(index)
+
+            def start(index: int) -> None:
+                if index not in started:
+                    started.add(index)
+                    tg.start_soon(self._expand, run, index, caller, limiter, emit, ordered, tg.cancel_scope)
+
+            def on_skeleton_delta(text: str) -> None:
+                emit(events.SkeletonDelta(text))
+                dispatch(run.parser.feed(text))
+
+            def on_skeleton_restart(attempt: int) -> None:
+                # Points already parsed stay (their expansions may be running); the cut line is
+                # dropped, and the parser drops the retried stream's repeats of known points.
+                run.parser.reset_stream()
+                emit(events.SkeletonRestarted(attempt))
+
+            request = ChatRequest(
+                self.prompts.skeleton(question),
+                max_tokens=opts.skeleton_max_tokens,
+                temperature=opts.temperature,
+                constraint=self._constraint(),
+                seed=opts.seed,
+            )
+            try:
+                outcome = await caller.call(
+                    request,
+                    purpose="skeleton",
+                    on_delta=on_skeleton_delta,
+                    on_restart=on_skeleton_restart,
+                    require_text=False,
+                )
+            except SotError as exc:
+                run.error = SkeletonError(f"the skeleton call failed: {exc}")
+                tg.cancel_scope.cancel()
+            else:
+                run.records.append(outcome.record)
+                skeleton_done_s = caller.now()
+                dispatch(run.parser.finish())
+                if len(run.points) < constants.MIN_POINTS:
+                    tg.cancel_scope.cancel()
+                else:
+                    emit(events.SkeletonDone(tuple(run.points)))
+                    ordered.close_points()
+                    for index in range(len(run.points)):
+                        start(index)
+
+        if run.error is not None:
+            raise run.error
+        if len(run.points) < constants.MIN_POINTS:
+            why = f"the skeleton had {len(run.points)} usable point(s); answered sequentially instead"
+            emit(events.ModeChosen("sequential", why))
+            return await self._sequential(question, caller, emit, why, run.records)
+
+        points = list(run.points)
+        expansions = [run.expansions.get(i) or points[i] for i in range(len(points))]
+        answer = self._answer(question, "sot", reason, sorted(run.records, key=lambda c: c.start_s))
+        answer.points = points
+        answer.expansions = expansions
+        answer.failed_points = sorted(run.failed)
+        answer.text = stitch(points, expansions)
+        answer.pipelined = opts.pipeline
+        answer.shared_prefix_fraction = shared_prefix_fraction(run.prompts_sent)
+        skeleton = run.records[0]
+        answer.timings.skeleton_s = skeleton.end_s - skeleton.start_s
+        if skeleton_done_s is not None:
+            answer.timings.expand_s = caller.now() - skeleton_done_s
+        answer.timings.first_token_s = skeleton.first_token_s
+        answer.timings.first_content_s = skeleton.first_token_s
+        answer.timings.first_expansion_token_s = run.first_expansion_token_s
+        return answer
+
+    async def _expand(
+        self,
+        run: _Run,
+        index: int,
+        caller: Caller,
+        limiter: anyio.CapacityLimiter,
+        emit: Emit,
+        ordered: OrderedEmitter,
+        scope: anyio.CancelScope,
+    ) -> None:
+        opts = self.options
+        points = list(run.points)  # with pipelining: the skeleton so far
+        messages = self.prompts.expansion(run.question, points, index)
+        run.prompts_sent.append("\n".join(m.content for m in messages))
+        request = ChatRequest(messages, max_tokens=opts.point_max_tokens, temperature=opts.temperature, seed=opts.seed)
+
+        def on_delta(text: str) -> None:
+            if run.first_expansion_token_s is None:
+                run.first_expansion_token_s = caller.now()
+            emit(events.ExpansionDelta(index, text))
+            ordered.delta(index, text)
+
+        def on_restart(attempt: int) -> None:
+            emit(events.ExpansionRestarted(index, attempt))
+            ordered.restart(index)
+
+        async with limiter:
+            emit(events.ExpansionStarted(index))
+            start_s = caller.now()
+            try:
+                outcome = await caller.call(
+                    request, purpose="expand", index=index, on_delta=on_delta, on_restart=on_restart
+                )
+            except SotError as exc:
+                title = points[index]
+                run.failed[index] = str(exc)
+                run.records.append(CallRecord("expand", index, 0, start_s, caller.now(), None, None, error=str(exc)))
+                emit(events.PointDone(index, title, failed=True, error=str(exc)))
+                ordered.done(index, title)
+                if not opts.allow_partial and run.error is None:
+                    run.error = PointError(index, title, exc)
+                    scope.cancel()
+                return
+        text = tidy_expansion(outcome.text, points[index], index)
+        run.expansions[index] = text
+        run.records.append(outcome.record)
+        emit(events.PointDone(index, text))
+        ordered.done(index, text)

@@ -1,0 +1,101 @@
+"""What an answer carries: text, points, timings and token usage."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Mode = Literal["sot", "sequential"]
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cached_tokens + other.cached_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {**asdict(self), "total_tokens": self.total_tokens}
+
+
+@dataclass
+class CallRecord:
+    """One logical call (its retries included)."""
+
+    purpose: str  # "skeleton", "expand", "sequential", "route"
+    index: int | None
+    attempts: int
+    start_s: float
+    end_s: float
+    first_token_s: float | None
+    usage: Usage | None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["usage"] = self.usage.to_dict() if self.usage else None
+        return data
+
+
+@dataclass
+class Timings:
+    """Seconds, measured from the start of the answer."""
+
+    total_s: float = 0.0
+    skeleton_s: float | None = None
+    expand_s: float | None = None
+    first_token_s: float | None = None
+    first_content_s: float | None = None
+    first_expansion_token_s: float | None = None
+    route_s: float | None = None
+
+
+@dataclass
+class Answer:
+    text: str
+    mode: Mode
+    reason: str
+    question: str
+    points: list[str] = field(default_factory=list)
+    expansions: list[str] = field(default_factory=list)
+    failed_points: list[int] = field(default_factory=list)
+    timings: Timings = field(default_factory=Timings)
+    usage: Usage = field(default_factory=Usage)
+    calls: list[CallRecord] = field(default_factory=list)
+    model: str = ""
+    backend: str = ""
+    requested_mode: str = "auto"
+    route: dict[str, Any] | None = None
+    shared_prefix_fraction: float | None = None
+    pipelined: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "mode": self.mode,
+            "requested_mode": self.requested_mode,
+            "reason": self.reason,
+            "question": self.question,
+            "points": self.points,
+            "expansions": self.expansions,
+            "failed_points": self.failed_points,
+            "timings": asdict(self.timings),
+            "usage": self.usage.to_dict(),
+            "calls": [call.to_dict() for call in self.calls],
+            "model": self.model,
+            "backend": self.backend,
+            "route": self.route,
+            "shared_prefix_fraction": self.shared_prefix_fraction,
+            "pipelined": self.pipelined,
+        }

@@ -1,0 +1,106 @@
+"""Prompt templates: loaded from the package (or a user's directory) into a sandbox.
+
+User and model text enter templates only as variables, never as template source, so a question
+such as ``{{ 7*7 }}`` reaches the model verbatim. Undefined variables are errors, not blanks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from .errors import ConfigurationError, TemplateError
+
+SKELETON = "skeleton.j2"
+EXPAND = "expand.j2"
+SEQUENTIAL = "sequential.j2"
+SKELETON_GRAMMAR = "skeleton.gbnf"
+
+# The delimiters the expansion prompt wraps untrusted text in; text may not forge them.
+_DELIMITER = re.compile(r"<\s*/?\s*(question|outline|point)\b[^>]*>", re.IGNORECASE)
+
+
+def neutral(text: str) -> str:
+    """Defang delimiter tags inside untrusted text so it cannot close its own delimiter."""
+    return _DELIMITER.sub(lambda m: m.group(0).replace("<", "‹").replace(">", "›"), str(text))
+
+
+def _package_dir() -> Path:
+    return Path(str(resources.files("sot.prompts")))
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def shared_prefix_fraction(prompts: list[str]) -> float | None:
+    """Share of expansion prompt tokens that sit in the prefix common to all of them.
+
+    Tokens are approximated by words and punctuation (no tokenizer is needed for a ratio).
+    """
+    if len(prompts) < 2:
+        return None
+    tokenized = [_TOKEN.findall(p) for p in prompts]
+    common = 0
+    for column in zip(*tokenized, strict=False):
+        if any(tok != column[0] for tok in column):
+            break
+        common += 1
+    mean = sum(len(t) for t in tokenized) / len(tokenized)
+    return round(common / mean, 4) if mean else None
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+class Prompts:
+    """Renders the project's prompts; a user directory overrides templates by file name."""
+
+    def __init__(self, user_dir: str | Path | None = None) -> None:
+        searchpath = [str(_package_dir())]
+        if user_dir is not None:
+            path = Path(user_dir)
+            if not path.is_dir():
+                raise ConfigurationError(f"prompt directory not found: {path.name}")
+            searchpath.insert(0, str(path))
+        self._env = SandboxedEnvironment(
+            loader=jinja2.FileSystemLoader(searchpath),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=False,
+        )
+        self._env.filters["neutral"] = neutral
+        self._searchpath = searchpath
+
+    def render(self, name: str, **variables: object) -> str:
+        try:
+            return self._env.get_template(name).render(**variables).strip()
+        except jinja2.TemplateNotFound as exc:
+            raise ConfigurationError(f"prompt template not found: {name}") from exc
+        except jinja2.TemplateError as exc:
+            raise TemplateError(f"prompt template {name} failed: {exc}") from exc
+
+    def raw(self, name: str) -> str:
+        for directory in self._searchpath:
+            path = Path(directory) / name
+            if path.is_file():
+                return path.read_text(encoding="utf-8")
+        raise ConfigurationError(f"prompt file not found: {name}")
+
+    def skeleton(self, question: str) -> list[Message]:
+        return [Message("user", self.render(SKELETON, question=question))]
+
+    def sequential(self, question: str) -> list[Message]:
+        return [Message("user", self.render(SEQUENTIAL, question=question))]
+
+    def expansion(self, question: str, points: list[str], index: int) -> list[Message]:
+        """Expansion prompt for point `index` (0-based); every point's prompt shares one prefix."""
+        text = self.render(EXPAND, question=question, points=points, index=index + 1, point=points[index])
+        return [Message("user", text)]
