@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -38,7 +38,7 @@ class Backend(Protocol):
     name: str
     model: str
 
-    def stream_chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+    def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
         """Stream one completion; raise only ``sot.errors.BackendError`` subclasses."""
         ...
 

@@ -12,7 +12,7 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Literal
 
 import httpx
@@ -171,7 +171,7 @@ class OpenAICompatBackend:
         """The extra, non-standard fields this request sends (public for tests and dry runs)."""
         return {**self._extra_body, **self._constraint_body(request)}
 
-    async def stream_chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+    async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],

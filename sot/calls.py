@@ -49,7 +49,7 @@ def backoff_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None
     wait = _retry_after(exc)
     if wait is not None:
         return wait
-    base = min(policy.backoff_max_s, policy.backoff_initial_s * 2 ** (attempt - 1))
+    base: float = min(policy.backoff_max_s, policy.backoff_initial_s * 2.0 ** (attempt - 1))
     return base + random.uniform(0, policy.jitter_s)
 
 
@@ -118,7 +118,7 @@ class Caller:
             sleep=anyio.sleep,
             reraise=True,
         )
-        text = await retrying(attempt)
+        text: str = await retrying(attempt)
         record = CallRecord(
             purpose=purpose,
             index=index,

@@ -16,7 +16,7 @@ from . import constants
 _NUMBERED = re.compile(
     r"""^(?:[#>]+\s*)?(?:\*\*|__)?\s*
         (?:(?:step|point|part|item)\s+)?
-        \(?(\d{1,2})(?:\s*[.):]|\s+-)(?=\s|\*|_|$)
+        \(?(\d{1,2})(?:\s*[.):]|\s+-)(?=\s|\*|_|$|[^\W\d])
         \s*(?:\*\*|__)?\s*(.*)$""",
     re.IGNORECASE | re.VERBOSE,
 )

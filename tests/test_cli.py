@@ -1,0 +1,103 @@
+"""The command line as a user runs it: a real process against the fake server."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+
+import pytest
+
+import sot
+from sot.fake_server import Reply, SeenRequest, sot_script
+
+CANARY = "sk-canary-0123456789abcdef"
+
+
+def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
+def test_json_output_has_the_whole_answer(fake) -> None:
+    server = fake(sot_script(["One", "Two", "Three"]))
+    result = run_cli("ask", "--mode", "sot", "--json", "--base-url", server.url, "--model", "m", "How?")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    for key in ("text", "mode", "points", "expansions", "failed_points", "timings", "usage"):
+        assert key in data
+    assert data["mode"] == "sot" and data["points"] == ["One", "Two", "Three"]
+    assert data["timings"]["total_s"] > 0 and data["usage"]["total_tokens"] > 0
+
+
+def test_question_from_stdin_and_plain_output_in_order(fake) -> None:
+    server = fake(sot_script(["One", "Two", "Three"], expansion_delay=lambda n: (4 - n) * 0.05))
+    result = run_cli("ask", "--mode", "sot", "--base-url", server.url, "--model", "m", "-", stdin="Why?\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "1. One: Details on One for point 1.",
+        "2. Two: Details on Two for point 2.",
+        "3. Three: Details on Three for point 3.",
+    ]
+    assert "Why?" in server.requests[0].prompt
+
+
+def _leaky_401(request: SeenRequest) -> Reply:
+    auth = request.headers.get("authorization", "")
+    message = f"Incorrect API key provided: {auth.removeprefix('Bearer ')} see https://example.invalid/keys"
+    return Reply(status=401, error_body={"error": {"message": message}})
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_401_is_one_line_nonzero_and_never_shows_the_key(fake, debug: bool) -> None:
+    server = fake(_leaky_401)
+    args = ["ask", "--mode", "sot", "--base-url", server.url, "--model", "m", "--api-key", CANARY, "hi"]
+    result = run_cli(*args, *(["--debug"] if debug else []))
+    assert result.returncode == sot.SkeletonError.exit_code
+    assert len(server.requests) == 1
+    assert CANARY not in result.stdout + result.stderr
+    assert server.url not in result.stderr and "example.invalid" not in result.stderr
+    assert "401" in result.stderr
+    if not debug:
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in result.stderr
+
+
+def test_api_key_from_environment_reaches_the_server_only(fake) -> None:
+    server = fake(_leaky_401)
+    env = {"PATH": "", "SOT_API_KEY": CANARY, "SOT_BASE_URL": server.url, "SOT_MODEL": "m"}
+    result = run_cli("ask", "--mode", "sequential", "hi", env=env)
+    assert server.requests[0].headers["authorization"] == f"Bearer {CANARY}"
+    assert result.returncode == sot.AuthenticationError.exit_code
+    assert CANARY not in result.stdout + result.stderr
+
+
+@pytest.mark.anyio
+async def test_key_absent_from_reprs_errors_and_logs(fake, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    server = fake(_leaky_401)
+    client = sot.Client(base_url=server.url, model="m", api_key=CANARY, mode="sequential")
+    with pytest.raises(sot.AuthenticationError) as info:
+        await client.ask("hi")
+    backend = await client.backend()
+    await client.aclose()
+    for text in (str(info.value), repr(info.value), repr(client), repr(backend), caplog.text):
+        assert CANARY not in text
+
+
+def test_bad_option_is_a_configuration_error() -> None:
+    result = run_cli("ask", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--mode", "fast", "hi")
+    assert result.returncode == sot.ConfigurationError.exit_code
+    assert "mode" in result.stderr
+
+
+def test_version() -> None:
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout.startswith("sot ")

@@ -1,0 +1,172 @@
+"""Each retry rule against real HTTP faults; gaps are measured on the server's clock."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+import sot
+from sot.fake_server import Reply, SeenRequest, sot_script
+
+pytestmark = pytest.mark.anyio
+
+POINTS = ["Alpha point", "Beta point", "Gamma point"]
+
+
+def faulty_point(point: int, faults: list[Reply], full: str = "The full text of the second point.") -> Callable:
+    """Expansion `point` answers with `faults` first (one per attempt), then with `full`."""
+    base = sot_script(POINTS)
+    remaining = list(faults)
+
+    def handler(request: SeenRequest) -> Reply:
+        if request.kind == "expand" and request.point == point:
+            return remaining.pop(0) if remaining else Reply(full)
+        return base(request)
+
+    return handler
+
+
+def attempts(server, point: int) -> list[SeenRequest]:
+    return [r for r in server.of_kind("expand") if r.point == point]
+
+
+async def ask(server, **options) -> sot.Answer:
+    return await sot.ask("q", base_url=server.url, model="m", mode="sot", **options)
+
+
+async def test_429_retry_after_is_honoured(fake) -> None:
+    server = fake(faulty_point(2, [Reply(status=429, headers={"Retry-After": "1"})]))
+    answer = await ask(server)
+    first, second = attempts(server, 2)
+    assert second.received_at - (first.finished_at or 0) >= 1.0
+    assert answer.expansions[1] == "The full text of the second point."
+    assert [c.attempts for c in answer.calls if c.index == 1] == [2]
+
+
+async def test_retry_after_ms_is_honoured(fake) -> None:
+    server = fake(faulty_point(2, [Reply(status=503, headers={"retry-after-ms": "700"})]))
+    await ask(server)
+    first, second = attempts(server, 2)
+    assert second.received_at - (first.finished_at or 0) >= 0.7
+
+
+async def test_retry_after_beyond_the_cap_fails_fast(fake) -> None:
+    server = fake(faulty_point(2, [Reply(status=429, headers={"Retry-After": "3600"})]))
+    started = time.monotonic()
+    with pytest.raises(sot.PointError) as info:
+        await ask(server)
+    assert isinstance(info.value.cause, sot.RateLimitError)
+    assert len(attempts(server, 2)) == 1 and time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("status", [408, 409, 500, 502, 503, 504])
+async def test_retryable_statuses_are_retried(fake, status: int) -> None:
+    server = fake(faulty_point(2, [Reply(status=status)]))
+    answer = await ask(server)
+    assert len(attempts(server, 2)) == 2
+    assert answer.expansions[1] == "The full text of the second point."
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+async def test_client_errors_are_never_retried(fake, status: int) -> None:
+    server = fake(faulty_point(2, [Reply(status=status)] * 3))
+    with pytest.raises(sot.PointError) as info:
+        await ask(server)
+    assert len(attempts(server, 2)) == 1
+    assert isinstance(info.value.cause, sot.AuthenticationError if status in (401, 403) else sot.BadRequestError)
+    assert info.value.index == 1 and "Beta point" in str(info.value)
+
+
+@pytest.mark.parametrize("fault", ["reset", "malformed", "cut"])
+async def test_broken_streams_are_retried_without_duplicated_text(fake, fault: str) -> None:
+    server = fake(faulty_point(2, [Reply("The full text of the second point.", fault=fault, fault_after=3)]))
+    answer = await ask(server)
+    assert len(attempts(server, 2)) == 2
+    assert answer.expansions[1] == "The full text of the second point."
+    assert answer.text.count("The full text") == 1
+
+
+async def test_reset_before_any_response_is_retried(fake) -> None:
+    server = fake(faulty_point(2, [Reply(fault="reset")]))
+    answer = await ask(server)
+    assert len(attempts(server, 2)) == 2 and answer.failed_points == []
+
+
+async def test_a_stalled_stream_hits_the_total_deadline(fake) -> None:
+    stall = Reply("slow words keep", fault="stall", fault_after=2)
+    server = fake(faulty_point(2, [stall, stall, stall]))
+    started = time.monotonic()
+    with pytest.raises(sot.PointError) as info:
+        await ask(server, timeout=0.5, max_retries=1)
+    elapsed = time.monotonic() - started
+    assert isinstance(info.value.cause, sot.BackendTimeoutError)
+    assert len(attempts(server, 2)) == 2
+    assert 1.0 <= elapsed < 4.0
+
+
+async def test_a_slow_but_steady_stream_still_hits_the_deadline(fake) -> None:
+    # Chunks every 0.1 s would reset a read timeout forever; the total deadline still ends it.
+    slow = Reply("w " * 100, token_delay=0.1)
+    server = fake(faulty_point(2, [slow, slow]))
+    with pytest.raises(sot.PointError) as info:
+        await ask(server, timeout=0.6, max_retries=1)
+    assert isinstance(info.value.cause, sot.BackendTimeoutError)
+
+
+async def test_retries_give_up_after_max_retries(fake) -> None:
+    server = fake(faulty_point(2, [Reply(status=500)] * 10))
+    with pytest.raises(sot.PointError):
+        await ask(server, max_retries=2)
+    assert len(attempts(server, 2)) == 3
+
+
+async def test_partial_policy_keeps_the_title_and_lists_the_point(fake) -> None:
+    server = fake(faulty_point(2, [Reply(status=400)]))
+    answer = await ask(server, allow_partial=True)
+    assert answer.mode == "sot"
+    assert answer.failed_points == [1]
+    assert answer.expansions[1] == "Beta point"
+    assert answer.expansions[0] == "Details on Alpha point for point 1."
+    assert "2. Beta point" in answer.text
+
+
+async def test_a_failing_point_cancels_its_siblings_by_default(fake) -> None:
+    base = sot_script(POINTS, expansion_delay=lambda n: 30.0)
+
+    def handler(request: SeenRequest) -> Reply:
+        if request.kind == "expand" and request.point == 1:
+            return Reply(status=401)
+        return base(request)
+
+    server = fake(handler)
+    started = time.monotonic()
+    with pytest.raises(sot.PointError):
+        await ask(server)
+    assert time.monotonic() - started < 5
+    assert server.wait_for(lambda s: s.in_flight == 0, 2)
+
+
+async def test_skeleton_failure_is_a_skeleton_error(fake) -> None:
+    server = fake(lambda r: Reply(status=404))
+    with pytest.raises(sot.SkeletonError):
+        await ask(server)
+    assert len(server.requests) == 1
+
+
+async def test_a_cut_skeleton_is_retried_and_points_are_not_duplicated(fake) -> None:
+    skeleton = "1. Alpha point\n2. Beta point\n3. Gamma point\n"
+    calls = {"n": 0}
+    base = sot_script(POINTS)
+
+    def handler(request: SeenRequest) -> Reply:
+        if request.kind == "skeleton":
+            calls["n"] += 1
+            return Reply(skeleton, fault="reset", fault_after=5) if calls["n"] == 1 else Reply(skeleton)
+        return base(request)
+
+    server = fake(handler)
+    answer = await ask(server)
+    assert answer.points == POINTS
+    assert len(server.of_kind("expand")) == 3

@@ -1,0 +1,69 @@
+import pytest
+
+from sot import SkeletonParser, parse_skeleton
+
+CASES = [
+    ("1. Plan ahead\n2. Sleep well\n3. Eat right", ["Plan ahead", "Sleep well", "Eat right"]),
+    ("1) Alpha\r\n2) Beta\r\n3) Gamma\r\n", ["Alpha", "Beta", "Gamma"]),
+    ("Step 1. Plan\nStep 2: Do\nStep 3 - Check", ["Plan", "Do", "Check"]),
+    ("**1.** Plan\n**2.** Do\n**3. Check**", ["Plan", "Do", "Check"]),
+    (
+        "1. **Prioritize**: use lists\n2. **Delegate work**\n3. *Rest*",
+        ["Prioritize: use lists", "Delegate work", "Rest"],
+    ),
+    (
+        "Sure! Here is a skeleton for your question:\n\n1. Set goals.\n2. Track time.\n3. Review weekly.\n\n"
+        "I hope this helps! Let me know if you need more.",
+        ["Set goals.", "Track time.", "Review weekly."],
+    ),
+    (
+        "1. Exercise\n   - cardio\n   - weights\n2. Diet\n   a) protein\n   1. nested number\n3. Sleep",
+        ["Exercise", "Diet", "Sleep"],
+    ),
+    ("1. Save 2.5 hours 2. Sleep 8 hours 3. Eat at 7.30", ["Save 2.5 hours", "Sleep 8 hours", "Eat at 7.30"]),
+    ("Skeleton: 1. A thing 2. Another thing 3. Third", ["A thing", "Another thing", "Third"]),
+    ("1. One\n2. Two\n3. Three\n4.", ["One", "Two", "Three"]),
+    ("1. One\n2. Two\n3.   \n", ["One", "Two"]),
+    ("- one\n- two\n  - sub\n- three", ["one", "two", "three"]),
+    ("### 1. Heading one\n### 2. Heading two", ["Heading one", "Heading two"]),
+    ("1. a\n2. b\nIn summary:\n1. x\n2. y", ["a", "b"]),
+    ("1. Same thing\n2. same thing.\n3. Other", ["Same thing", "Other"]),
+    ("(1) Left\n(2) Right", ["Left", "Right"]),
+    ("1.Plan\n2.Do", ["Plan", "Do"]),
+    ("1.5 hours of sleep is too little.\n2.5 is more", []),
+    ("Here are some ideas about 2024 plans and 3 goals.", []),
+    ("", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES)
+def test_parses_real_looking_skeletons(text: str, expected: list[str]) -> None:
+    assert parse_skeleton(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES)
+def test_incremental_feed_gives_the_same_points(text: str, expected: list[str]) -> None:
+    parser = SkeletonParser()
+    for char in text:
+        parser.feed(char)
+    parser.finish()
+    assert parser.points == expected
+
+
+def test_points_become_available_as_their_lines_complete() -> None:
+    parser = SkeletonParser()
+    assert parser.feed("1. First po") == []
+    assert parser.feed("int\n2. Sec") == ["First point"]
+    assert parser.finish() == ["Sec"]
+
+
+def test_caps_count_and_length() -> None:
+    text = "\n".join(f"{i}. point number {i} " + "word " * 80 for i in range(1, 30))
+    points = parse_skeleton(text, max_points=5, max_point_chars=40)
+    assert len(points) == 5
+    assert all(len(p) <= 41 for p in points)
+    assert points[0].endswith("…")
+
+
+def test_control_characters_are_dropped() -> None:
+    assert parse_skeleton("1. a\x07b\x1b[31m\n2. c") == ["ab[31m", "c"]
