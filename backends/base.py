@@ -25,6 +25,7 @@ class ChatRequest:
     temperature: float | None = None
     constraint: Constraint | None = None
     seed: int | None = None
+    stop: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -183,6 +183,8 @@ class OpenAICompatBackend:
             kwargs["temperature"] = request.temperature
         if request.seed is not None:
             kwargs["seed"] = request.seed
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
         extra = self.request_body(request)
         if extra:
             kwargs["extra_body"] = extra

@@ -69,6 +69,21 @@ ApiKey = Annotated[
 ]
 
 
+GgufOption = Annotated[
+    str | None, typer.Option("--gguf", envvar=constants.ENV_GGUF, help="Local backend: a GGUF model file.")
+]
+LlamaServerOption = Annotated[
+    str | None,
+    typer.Option("--llama-server", envvar=constants.ENV_LLAMA_SERVER, help="Local backend: llama-server binary."),
+]
+
+
+def _dialect(value: str) -> Any:
+    if value not in ("openai", "llama.cpp", "vllm"):
+        raise ConfigurationError(f"dialect must be openai, llama.cpp or vllm, not {value!r}")
+    return value
+
+
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question; '-' reads it from stdin.")],
@@ -92,6 +107,11 @@ def ask(
     pipeline: Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")] = True,
     router: Annotated[str, typer.Option(help="Router for --mode auto: rules or llm.")] = "rules",
     prompts: Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")] = None,
+    dialect: Annotated[
+        str, typer.Option(help="Server kind for constrained skeletons: openai, llama.cpp or vllm.")
+    ] = "openai",
+    gguf: GgufOption = None,
+    llama_server: LlamaServerOption = None,
     stream: Annotated[bool, typer.Option("--stream", help="Print the answer as it forms, even when piped.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole Answer as one JSON object.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
@@ -116,6 +136,9 @@ def ask(
             pipeline=pipeline,
             router=router,
             prompts_dir=prompts,
+            dialect=_dialect(dialect),
+            gguf=gguf,
+            llama_server=llama_server,
         )
         answer = anyio.run(_ask, client, text, as_json, stream)
     except KeyboardInterrupt:
@@ -142,6 +165,25 @@ async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> di
         if live:
             typer.echo(final.text)
         return None
+
+
+@app.command()
+def serve(
+    gguf: GgufOption = None,
+    llama_server: LlamaServerOption = None,
+    slots: Annotated[int, typer.Option(help="Parallel slots (concurrent requests).")] = constants.DEFAULT_MAX_PARALLEL,
+    threads: Annotated[int | None, typer.Option(help="CPU threads (default: llama.cpp's choice).")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Run the local llama.cpp server in the foreground; `sot ask` reuses it until Ctrl-C."""
+    from .backends.local import LocalConfig, serve_forever
+
+    try:
+        anyio.run(serve_forever, LocalConfig(gguf=gguf, binary=llama_server, slots=slots, threads=threads))
+    except KeyboardInterrupt:
+        typer.echo("sot: server stopped", err=True)
+    except SotError as exc:
+        fail(exc, debug)
 
 
 def main() -> None:

