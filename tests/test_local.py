@@ -1,0 +1,54 @@
+"""The real llama.cpp server with the bundled model, end to end (pinned flags, temperature 0)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from tests_support import QUESTION, require_binary
+
+import sot
+from sot.backends.local import LocalBackend, LocalConfig
+
+pytestmark = [pytest.mark.local, pytest.mark.anyio]
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def local() -> AsyncIterator[LocalBackend]:
+    require_binary()
+    backend = await LocalBackend.start(LocalConfig(slots=4))
+    yield backend
+    await backend.aclose()
+
+
+async def test_sot_answer_from_the_real_model(local: LocalBackend) -> None:
+    async with sot.Client(backend=local.backend, mode="sot", temperature=0, seed=1, max_parallel=4) as client:
+        answer = await client.ask(QUESTION)
+    assert answer.mode == "sot"
+    assert 3 <= len(answer.points) <= 8  # the skeleton grammar allows 3-8 lines
+    assert len({p.casefold() for p in answer.points}) == len(answer.points)
+    assert all(e.strip() for e in answer.expansions) and answer.failed_points == []
+    lines = answer.text.splitlines()
+    assert [line.split(".")[0] for line in lines] == [str(i) for i in range(1, len(answer.points) + 1)]
+    for line, point in zip(lines, answer.points, strict=True):
+        assert point.rstrip(".:; ") in line
+    assert answer.backend == "llama.cpp" and answer.usage.completion_tokens > 0
+
+
+async def test_greedy_answers_are_reproducible(local: LocalBackend) -> None:
+    async with sot.Client(backend=local.backend, mode="sot", temperature=0, seed=1, max_parallel=4) as client:
+        first = await client.ask("What are the most effective ways to deal with stress?")
+        second = await client.ask("What are the most effective ways to deal with stress?")
+    assert first.points == second.points
+
+
+async def test_sequential_answer_from_the_real_model(local: LocalBackend) -> None:
+    async with sot.Client(backend=local.backend, mode="sequential", temperature=0, max_tokens=64) as client:
+        answer = await client.ask("What is the capital of France?")
+    assert answer.mode == "sequential" and answer.text.strip()
+    assert [c.purpose for c in answer.calls] == ["sequential"]

@@ -1,0 +1,31 @@
+"""Helpers shared by the local-backend tests."""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+import pytest
+
+from sot.errors import LocalServerError
+
+QUESTION = "How can I improve my time management skills?"
+
+
+def require_binary() -> None:
+    from sot.backends.llama_server import find_binary
+
+    try:
+        find_binary()
+    except LocalServerError as exc:
+        if os.environ.get("CI"):
+            raise  # CI installs the local backend: a missing binary is a failure there
+        pytest.skip(str(exc))
+
+
+def llama_servers_since(started: float) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["name", "create_time"]):
+        if proc.info["name"] == "llama-server" and proc.info["create_time"] >= started - 1:
+            found.append(proc)
+    return found
