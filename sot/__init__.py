@@ -22,6 +22,7 @@ from .errors import (
 )
 from .options import Options
 from .result import Answer, Timings, Usage
+from .router import Route, route
 from .skeleton import SkeletonParser, parse_skeleton
 
 try:
@@ -43,6 +44,7 @@ __all__ = [
     "PointError",
     "ProtocolError",
     "RateLimitError",
+    "Route",
     "ServerError",
     "SkeletonError",
     "SkeletonParser",
@@ -54,5 +56,6 @@ __all__ = [
     "ask",
     "events",
     "parse_skeleton",
+    "route",
     "stream",
 ]

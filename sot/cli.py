@@ -167,6 +167,43 @@ async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> di
         return None
 
 
+@app.command("route")
+def route_command(
+    question: Annotated[str | None, typer.Argument(help="The prompt to route; '-' reads stdin.")] = None,
+    eval_file: Annotated[
+        str | None, typer.Option("--eval", help="JSONL with question|prompt and sot_suitable|route: score the router.")
+    ] = None,
+    router: Annotated[str, typer.Option(help="rules (offline, default) or llm (asks --base-url/--model).")] = "rules",
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key: ApiKey = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Show whether a prompt goes to SoT or to sequential decoding, or score the router on a file."""
+    from .router.evaluate import evaluate, load_labelled
+
+    async def run() -> None:
+        async with Client(base_url=base_url, model=model, api_key=api_key, router=router) as client:
+            decide = await client.router()
+            if eval_file:
+                report = await evaluate(load_labelled(eval_file), decide.route)
+                typer.echo(report.text())
+                return
+            if question is None:
+                raise ConfigurationError("give a question, or --eval FILE")
+            decision = await decide.route(read_question(question))
+            if as_json:
+                typer.echo(json.dumps(decision.to_dict()))
+            else:
+                typer.echo(f"{decision.mode} (confidence {decision.confidence:.2f}): {decision.reason}")
+
+    try:
+        anyio.run(run)
+    except SotError as exc:
+        fail(exc, debug)
+
+
 @app.command()
 def serve(
     gguf: GgufOption = None,

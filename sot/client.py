@@ -18,6 +18,7 @@ from .events import Event
 from .options import Options
 from .orchestrator import Orchestrator
 from .result import Answer
+from .router import RulesRouter, make_router
 from .templates import Prompts
 
 
@@ -105,16 +106,17 @@ class Client:
         self._owned.insert(0, backend)
         return backend
 
-    def _router(self, options: Options, backend: Backend) -> Any:
-        from .router import make_router
-
-        return make_router(options, backend)
+    async def router(self) -> Any:
+        """The router these options select; the rules router needs no backend."""
+        if self.options.router == "rules":
+            return RulesRouter()
+        return make_router(self.options, await self.backend(), self._prompts)
 
     async def _orchestrator(self, overrides: dict[str, Any]) -> Orchestrator:
         options = self.options.updated(**overrides)
         prompts = self._prompts if options.prompts_dir == self.options.prompts_dir else Prompts(options.prompts_dir)
         backend = await self.backend()
-        router: Any = self._router(options, backend) if options.mode == "auto" else None
+        router = make_router(options, backend, prompts) if options.mode == "auto" else None
         return Orchestrator(backend, options, prompts, router)
 
     async def ask(self, question: str, **overrides: Any) -> Answer:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import anyio
 
@@ -24,11 +25,15 @@ from .errors import PointError, SkeletonError, SotError
 from .options import Options
 from .ordering import OrderedEmitter
 from .result import Answer, CallRecord, Usage
+from .router.route import Route
 from .skeleton import SkeletonParser
 from .templates import SKELETON_GRAMMAR, Prompts, shared_prefix_fraction
 
 Emit = Callable[[events.Event], None]
-RouteDecision = tuple[str, str, dict[str, object] | None]  # mode, reason, route details
+
+
+class Router(Protocol):
+    async def route(self, question: str) -> Route: ...
 
 
 def _no_emit(_: events.Event) -> None:
@@ -81,7 +86,7 @@ class Orchestrator:
         backend: Backend,
         options: Options,
         prompts: Prompts | None = None,
-        router: Callable[[str], RouteDecision] | None = None,
+        router: Router | None = None,
     ) -> None:
         self.backend = backend
         self.options = options
@@ -99,24 +104,27 @@ class Orchestrator:
     async def run(self, question: str, emit: Emit = _no_emit) -> Answer:
         caller = Caller(self.backend, self.options.retry_policy)
         mode, reason, route = await self._decide(question, caller)
+        route_s = caller.now() if route is not None else None
         if mode == "sot":
             answer = await self._sot(question, caller, emit, reason)
         else:
             emit(events.ModeChosen("sequential", reason))
             answer = await self._sequential(question, caller, emit, reason, [])
         answer.route = route
+        answer.timings.route_s = route_s
         answer.requested_mode = self.options.mode
         answer.timings.total_s = caller.now()
         answer.usage = sum((c.usage for c in answer.calls if c.usage), Usage())
         emit(events.AnswerDone(answer))
         return answer
 
-    async def _decide(self, question: str, caller: Caller) -> RouteDecision:
+    async def _decide(self, question: str, caller: Caller) -> tuple[str, str, dict[str, Any] | None]:
         if self.options.mode != "auto":
             return self.options.mode, f"mode {self.options.mode} requested", None
         if self.router is None:
             return "sot", "no router configured: SoT", None
-        return self.router(question)
+        decision = await self.router.route(question)
+        return decision.mode, f"router: {decision.reason}", decision.to_dict()
 
     def _answer(self, question: str, mode: str, reason: str, calls: list[CallRecord]) -> Answer:
         return Answer(
