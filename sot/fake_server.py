@@ -27,8 +27,9 @@ from anyio.abc import ByteStream, SocketAttribute
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 Fault = Literal["reset", "stall", "cut", "malformed"]
-_POINT = re.compile(r"<point>(.*?)</point>", re.DOTALL)
-_POINT_NUMBER = re.compile(r"Point (\d+):\s*<point>")
+# The shapes of the project's expansion prompt: the parts list, then the point last.
+_POINT = re.compile(r"^Point(?: \d+)?: \[(.*)\]\s*$", re.MULTILINE)
+_PARTS = re.compile(r"^The answer has these parts: (.*)\.$", re.MULTILINE)
 
 
 @dataclass
@@ -69,10 +70,12 @@ Handler = Callable[[SeenRequest], Reply]
 def classify(request: SeenRequest) -> None:
     """Tell skeleton, expansion and sequential requests apart by the project's prompt shapes."""
     prompt = request.prompt
-    number = _POINT_NUMBER.search(prompt)
-    if _POINT.search(prompt):
+    point = _POINT.search(prompt)
+    if point:
         request.kind = "expand"
-        request.point = int(number.group(1)) if number else None
+        parts_line = _PARTS.search(prompt)
+        parts = re.findall(r"\[([^\]]*)\]", parts_line.group(1)) if parts_line else []
+        request.point = parts.index(point.group(1)) + 1 if point.group(1) in parts else None
     elif "grammar" in request.body or "structured_outputs" in request.body or "Outline:" in prompt:
         request.kind = "skeleton"
     else:
@@ -224,18 +227,21 @@ class FakeServer:
             return True
         await stream.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
         # A stalled server only notices the client leaving by reading: watch for EOF meanwhile.
+        client_left = False
+        keep = False
         async with anyio.create_task_group() as tg:
 
             async def watch() -> None:
+                nonlocal client_left
                 with suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
                     await stream.receive()
+                client_left = True
                 tg.cancel_scope.cancel()
 
-            keep = False
             tg.start_soon(watch)
             keep = await self._stream(stream, request, reply)
             tg.cancel_scope.cancel()
-        return keep and not tg.cancel_scope.cancelled_caught
+        return keep and not client_left
 
     async def _stream(self, stream: ByteStream, request: SeenRequest, reply: Reply) -> bool:
         async def event(payload: str) -> None:

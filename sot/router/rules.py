@@ -83,7 +83,7 @@ CUES: tuple[Cue, ...] = (
     ),
     # --- sequential: code
     _cue(
-        "code-block", 4.0, r"```", r"^\s*(?:def|class|function|import|#include|public static|fn|let|const|var|SELECT)\b"
+        "code-block", 6.0, r"```", r"^\s*(?:def|class|function|import|#include|public static|fn|let|const|var|SELECT)\b"
     ),
     _cue(
         "code-task",
