@@ -101,4 +101,6 @@ class LiveRenderer:
             return
         else:
             return
-        self.live.update(self._view())
+        # Structural changes show at once; text deltas wait for the next timed refresh (no flicker).
+        streaming = isinstance(event, events.ExpansionDelta | events.TextDelta)
+        self.live.update(self._view(), refresh=not streaming)
