@@ -8,6 +8,7 @@ A retried stream starts over: its partial text is dropped, and ``on_restart`` te
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from .options import RetryPolicy
 from .result import CallRecord, Usage
 
 OnDelta = Callable[[str], None]
+_NO_LIMIT = contextlib.nullcontext()
 OnRestart = Callable[[int], None]
 
 
@@ -56,10 +58,19 @@ def backoff_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None
 class Caller:
     """Runs calls against one backend under one retry policy; times are relative to `origin`."""
 
-    def __init__(self, backend: Backend, policy: RetryPolicy, origin: float | None = None) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        policy: RetryPolicy,
+        origin: float | None = None,
+        limiter: anyio.CapacityLimiter | None = None,
+    ) -> None:
         self.backend = backend
         self.policy = policy
         self.origin = time.perf_counter() if origin is None else origin
+        # Shared across answers (batch runs): bounds the requests in flight to the backend. Held
+        # for one attempt only, never across a backoff sleep, so nested use cannot deadlock.
+        self.limiter = limiter
 
     def now(self) -> float:
         return time.perf_counter() - self.origin
@@ -93,17 +104,8 @@ class Caller:
             usage.clear()
             parts: list[str] = []
             try:
-                with anyio.fail_after(policy.timeout_s):
-                    async with aclosing(self.backend.stream_chat(request)) as chunks:
-                        async for chunk in chunks:
-                            if chunk.usage is not None:
-                                usage.append(chunk.usage)
-                            if chunk.text:
-                                if not first_token:
-                                    first_token.append(self.now())
-                                parts.append(chunk.text)
-                                if on_delta is not None:
-                                    on_delta(chunk.text)
+                async with self.limiter if self.limiter is not None else _NO_LIMIT:
+                    await self._stream(request, parts, first_token, usage, on_delta)
             except TimeoutError:
                 raise BackendTimeoutError(f"no complete answer within the {policy.timeout_s:g} s deadline") from None
             text = "".join(parts)
@@ -129,3 +131,23 @@ class Caller:
             usage=usage[-1] if usage else None,
         )
         return CallOutcome(text=text, record=record)
+
+    async def _stream(
+        self,
+        request: ChatRequest,
+        parts: list[str],
+        first_token: list[float],
+        usage: list[Usage],
+        on_delta: OnDelta | None,
+    ) -> None:
+        with anyio.fail_after(self.policy.timeout_s):
+            async with aclosing(self.backend.stream_chat(request)) as chunks:
+                async for chunk in chunks:
+                    if chunk.usage is not None:
+                        usage.append(chunk.usage)
+                    if chunk.text:
+                        if not first_token:
+                            first_token.append(self.now())
+                        parts.append(chunk.text)
+                        if on_delta is not None:
+                            on_delta(chunk.text)

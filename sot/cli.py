@@ -224,4 +224,6 @@ def serve(
 
 
 def main() -> None:
+    from . import cli_batch  # noqa: F401  (registers batch, report and judge)
+
     app()

@@ -63,6 +63,7 @@ class Client:
         dialect: Dialect | None = None,
         gguf: str | None = None,
         llama_server: str | None = None,
+        request_limit: int | None = None,
         **options: Any,
     ) -> None:
         self.options = Options().updated(**options)
@@ -76,6 +77,8 @@ class Client:
         self._gguf = gguf
         self._llama_server = llama_server
         self._lock = anyio.Lock()
+        # One bound on requests in flight across every answer of this client (batch runs).
+        self._limiter = anyio.CapacityLimiter(request_limit) if request_limit else None
 
     def __repr__(self) -> str:
         return f"Client(backend={self._backend!r}, options={self.options!r})"
@@ -117,7 +120,7 @@ class Client:
         prompts = self._prompts if options.prompts_dir == self.options.prompts_dir else Prompts(options.prompts_dir)
         backend = await self.backend()
         router = make_router(options, backend, prompts) if options.mode == "auto" else None
-        return Orchestrator(backend, options, prompts, router)
+        return Orchestrator(backend, options, prompts, router, limiter=self._limiter)
 
     async def ask(self, question: str, **overrides: Any) -> Answer:
         """Answer `question`; keyword arguments override this client's options for this call."""

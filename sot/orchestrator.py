@@ -87,7 +87,9 @@ class Orchestrator:
         options: Options,
         prompts: Prompts | None = None,
         router: Router | None = None,
+        limiter: anyio.CapacityLimiter | None = None,
     ) -> None:
+        self.limiter = limiter
         self.backend = backend
         self.options = options
         self.prompts = prompts or Prompts(options.prompts_dir)
@@ -102,7 +104,7 @@ class Orchestrator:
         )
 
     async def run(self, question: str, emit: Emit = _no_emit) -> Answer:
-        caller = Caller(self.backend, self.options.retry_policy)
+        caller = Caller(self.backend, self.options.retry_policy, limiter=self.limiter)
         mode, reason, route = await self._decide(question, caller)
         route_s = caller.now() if route is not None else None
         if mode == "sot":

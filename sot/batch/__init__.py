@@ -1,0 +1,1 @@
+"""Batch evaluation of prompt sets: run, report, judge."""

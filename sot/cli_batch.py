@@ -1,0 +1,208 @@
+"""``sot batch``, ``sot report`` and ``sot judge``: whole prompt sets, both ways, compared."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import constants
+from .backends.openai_compat import OpenAICompatBackend
+from .batch.chart import speedup_chart
+from .batch.inputs import read_prompts
+from .batch.judge import Judge, run_judge, win_rates
+from .batch.records import read_records
+from .batch.report import Report, build_report, markdown
+from .batch.runner import parse_modes, run_batch
+from .cli import ApiKey, BaseUrl, GgufOption, LlamaServerOption, Model, _dialect, app, fail
+from .client import Client
+from .errors import ConfigurationError, SotError
+from .templates import Prompts
+
+
+@app.command()
+def batch(
+    input_file: Annotated[
+        Path, typer.Argument(metavar="INPUT", help="question.jsonl, JSONL with question|prompt, or .txt")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Results JSONL (one record per id and mode).")],
+    modes: Annotated[str, typer.Option(help="Comma list of sot, sequential, auto.")] = "sot,sequential",
+    concurrency: Annotated[
+        int, typer.Option(help="Most requests in flight to the backend, prompts and points together.")
+    ] = 4,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Skip what is done; re-run missing or failed records.")
+    ] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Start the results file anew.")] = False,
+    turn: Annotated[int, typer.Option(help="Which turn of FastChat 'turns' to ask (1-based).")] = 1,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key: ApiKey = None,
+    dialect: Annotated[str, typer.Option(help="openai, llama.cpp or vllm.")] = "openai",
+    gguf: GgufOption = None,
+    llama_server: LlamaServerOption = None,
+    max_points: Annotated[int, typer.Option(help="Most skeleton points kept.")] = constants.DEFAULT_MAX_POINTS,
+    max_tokens: Annotated[int, typer.Option(help="Token cap of a sequential answer.")] = constants.DEFAULT_MAX_TOKENS,
+    point_max_tokens: Annotated[int, typer.Option(help="Token cap per point.")] = constants.DEFAULT_POINT_MAX_TOKENS,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    timeout: Annotated[
+        float, typer.Option(help="Deadline of each call attempt, seconds.")
+    ] = constants.DEFAULT_TIMEOUT_S,
+    max_retries: Annotated[int, typer.Option(help="Retries per call.")] = constants.DEFAULT_MAX_RETRIES,
+    pipeline: Annotated[bool, typer.Option(help="Expand points while the skeleton streams.")] = True,
+    router: Annotated[str, typer.Option(help="Router for auto: rules or llm.")] = "rules",
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Answer a prompt set in several modes; every record is on disk the moment it is done."""
+    try:
+        prompts = read_prompts(input_file, turn=turn - 1)
+        client = Client(
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            dialect=_dialect(dialect),
+            gguf=gguf,
+            llama_server=llama_server,
+            request_limit=concurrency,
+            max_points=max_points,
+            max_parallel=concurrency,
+            max_tokens=max_tokens,
+            point_max_tokens=point_max_tokens,
+            temperature=temperature,
+            timeout=timeout,
+            max_retries=max_retries,
+            pipeline=pipeline,
+            router=router,
+        )
+
+        async def run() -> None:
+            async with client:
+                summary = await run_batch(
+                    client,
+                    prompts,
+                    parse_modes(modes),
+                    out,
+                    concurrency=concurrency,
+                    resume=resume,
+                    overwrite=overwrite,
+                    progress=progress,
+                )
+            typer.echo(
+                f"sot: {summary.done} answered ({summary.failed} failed), {summary.skipped} already done; "
+                f"results in {out}",
+                err=True,
+            )
+            if summary.failed:
+                raise typer.Exit(1)
+
+        anyio.run(run)
+    except KeyboardInterrupt:
+        typer.echo(f"sot: interrupted; finished records are in {out} (use --resume)", err=True)
+        raise typer.Exit(130) from None
+    except SotError as exc:
+        fail(exc, debug)
+
+
+def _table(report: Report) -> Table:
+    table = Table(title="latency by category and mode")
+    for column in ("category", "mode", "answered", "failed", "median s", "p90 s", "median TTFT s", "median tokens"):
+        table.add_column(column, justify="left" if column in ("category", "mode") else "right")
+    for category in report.categories:
+        for mode, s in report.stats[category].items():
+            cells = [s.median_s, s.p90_s, s.median_ttft_s]
+            table.add_row(
+                category,
+                mode,
+                str(s.answered),
+                str(s.failed),
+                *("–" if v is None else f"{v:.2f}" for v in cells),
+                "–" if s.median_tokens is None else f"{s.median_tokens:.0f}",
+            )
+    return table
+
+
+@app.command()
+def report(
+    results: Annotated[Path, typer.Argument(help="Results JSONL from `sot batch`.")],
+    md: Annotated[Path | None, typer.Option("--md", help="Markdown output (default: RESULTS.report.md).")] = None,
+    chart: Annotated[Path | None, typer.Option("--chart", help="HTML chart (default: RESULTS.report.html).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Median and p90 latency, TTFT, tokens, paired speed-up and failures, per category and overall."""
+    try:
+        records = read_records(results)
+        if not records:
+            raise ConfigurationError(f"no records in {results.name}")
+        figures = build_report(records)
+    except SotError as exc:
+        fail(exc, debug)
+        return
+    md = md or results.with_suffix(".report.md")
+    chart = chart or results.with_suffix(".report.html")
+    md.write_text(markdown(figures, results.name), encoding="utf-8")
+    chart.write_text(speedup_chart(figures, f"SoT speed-up: {results.name}"), encoding="utf-8")
+    if as_json:
+        typer.echo(json.dumps(figures.to_dict()))
+        return
+    console = Console()
+    console.print(_table(figures))
+    paired = Table(title="paired speed-up: sequential latency / SoT latency (> 1: SoT faster)")
+    for column in ("category", "vs", "pairs", "median", "geo. mean", "token overhead"):
+        paired.add_column(column, justify="left" if column in ("category", "vs") else "right")
+    for category in figures.categories:
+        for p in figures.paired[category]:
+            overhead = "–" if p.token_overhead is None else f"{p.token_overhead:+.0%}"
+            paired.add_row(
+                category, p.against, str(p.pairs), f"{p.median_speedup:.2f}", f"{p.geomean_speedup:.2f}", overhead
+            )
+    console.print(paired)
+    console.print(f"Markdown: {md}   chart: {chart}")
+
+
+@app.command()
+def judge(
+    results: Annotated[Path, typer.Argument(help="Results JSONL with sot and sequential records.")],
+    judge_base_url: Annotated[str, typer.Option("--judge-base-url", help="Judge's OpenAI-compatible endpoint.")],
+    judge_model: Annotated[str, typer.Option("--judge-model", help="Judge model.")],
+    judge_api_key: Annotated[
+        str | None, typer.Option("--judge-api-key", envvar="SOT_JUDGE_API_KEY", help="Judge API key.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Judgements JSONL (default: RESULTS.judge.jsonl).")] = None,
+    concurrency: Annotated[int, typer.Option(help="Pairs judged at once.")] = 4,
+    resume: Annotated[bool, typer.Option("--resume", help="Skip pairs already judged.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Start the judgements file anew.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+) -> None:
+    """Judge SoT against sequential answers pairwise, both orders; print net win rate per category."""
+    out = out or results.with_suffix(".judge.jsonl")
+
+    async def run() -> None:
+        backend = OpenAICompatBackend(judge_base_url, judge_model, api_key=judge_api_key)
+        try:
+            summary = await run_judge(
+                Judge(backend, Prompts()), results, out, concurrency=concurrency, resume=resume, overwrite=overwrite
+            )
+        finally:
+            await backend.aclose()
+        table = Table(title=f"SoT vs sequential, judged by {judge_model} (both orders; disagreement = tie)")
+        for column in ("category", "judged", "SoT wins", "sequential wins", "ties", "net win rate"):
+            table.add_column(column, justify="left" if column == "category" else "right")
+        for category, row in win_rates(read_records(out)).items():
+            counts = (row["judged"], row["sot"], row["sequential"], row["tie"])
+            table.add_row(category, *(f"{v:.0f}" for v in counts), f"{row['net_win_rate']:+.2f}")
+        Console().print(table)
+        typer.echo(
+            f"sot: judged {summary.judged} pair(s), {summary.failed} failed, {summary.skipped} already done", err=True
+        )
+
+    try:
+        anyio.run(run)
+    except SotError as exc:
+        fail(exc, debug)
