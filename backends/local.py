@@ -22,9 +22,10 @@ from filelock import FileLock, Timeout
 from sot import constants
 from sot.errors import LocalServerError
 
-from .llama_server import LlamaServer, ServerSettings, find_binary, sibling_tool
+from .llama_server import ServerSettings, find_binary, llama_server, sibling_tool
 from .model_files import cache_dir, resolve_model, say
 from .openai_compat import OpenAICompatBackend
+from .process import ManagedServer
 
 LOCK_NAME = "local-server.lock"
 STATE_NAME = "local-server.json"
@@ -59,8 +60,8 @@ def advertised_url() -> str | None:
     return url if response.status_code == 200 else None
 
 
-def advertise(server: LlamaServer) -> None:
-    state = {"url": server.url, "pid": os.getpid(), "gguf": server.settings.gguf.name, "slots": server.settings.slots}
+def advertise(server: ManagedServer, settings: ServerSettings) -> None:
+    state = {"url": server.url, "pid": os.getpid(), "gguf": settings.gguf.name, "slots": settings.slots}
     _state_path().write_text(json.dumps(state))
 
 
@@ -92,7 +93,7 @@ async def _acquire(lock: FileLock) -> bool:
 class LocalBackend:
     """A started (or reused) local server and the backend that talks to it."""
 
-    def __init__(self, backend: OpenAICompatBackend, server: LlamaServer | None, lock: FileLock | None) -> None:
+    def __init__(self, backend: OpenAICompatBackend, server: ManagedServer | None, lock: FileLock | None) -> None:
         self.backend = backend
         self.server = server
         self._lock = lock
@@ -109,7 +110,7 @@ class LocalBackend:
             return cls(_backend(url or ""), None, None)
         try:
             settings = await anyio.to_thread.run_sync(config.settings)
-            server = LlamaServer(settings, log_path=cache_dir() / "llama-server.log")
+            server = llama_server(settings, cache_dir() / "llama-server.log")
             await server.start()
         except BaseException:
             lock.release()
@@ -132,12 +133,12 @@ async def serve_forever(config: LocalConfig) -> None:
         raise LocalServerError("a local server is already running (sot serve)")
     if not await _acquire(lock):
         raise LocalServerError("a local server is already running (sot serve)")
-    server: LlamaServer | None = None
+    server: ManagedServer | None = None
     try:
         settings = await anyio.to_thread.run_sync(config.settings)
-        server = LlamaServer(settings, log_path=cache_dir() / "llama-server.log")
+        server = llama_server(settings, cache_dir() / "llama-server.log")
         await server.start()
-        advertise(server)
+        advertise(server, settings)
         say(f"serving {settings.gguf.name} at {server.url} with {settings.slots} slots; Ctrl-C stops it")
         await anyio.sleep_forever()
     finally:

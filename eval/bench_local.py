@@ -65,7 +65,9 @@ async def throughput(local: LocalBackend, streams: int, tokens: int = 128) -> fl
 async def main(args: argparse.Namespace) -> None:
     rows = [json.loads(line) for line in Path(args.data).read_text().splitlines() if line.strip()]
     questions = [r for r in rows if r.get("sot_suitable")][: args.limit or None]
-    local = await LocalBackend.start(LocalConfig(slots=8))
+    config = LocalConfig(slots=8)
+    model_name = (await anyio.to_thread.run_sync(config.settings)).gguf.name
+    local = await LocalBackend.start(config)
     try:
         await throughput(local, 1, 16)  # warm-up
         tps = {n: round(await throughput(local, n), 1) for n in (1, 4, 8)}
@@ -95,7 +97,7 @@ async def main(args: argparse.Namespace) -> None:
         await local.aclose()
     summary = {
         "machine": machine(),
-        "model": local.server.settings.gguf.name if local.server else "reused server",
+        "model": model_name,
         "questions": len(results),
         "throughput_tokens_per_s": tps,
         "throughput_scaling": {n: round(tps[n] / tps[1], 2) for n in (4, 8)},

@@ -55,7 +55,12 @@ def read_question(question: str) -> str:
 
 
 BaseUrl = Annotated[
-    str | None, typer.Option("--base-url", envvar=constants.ENV_BASE_URL, help="OpenAI-compatible endpoint.")
+    list[str] | None,
+    typer.Option(
+        "--base-url",
+        envvar=constants.ENV_BASE_URL,
+        help="OpenAI-compatible endpoint; repeat it to spread calls over several servers.",
+    ),
 ]
 Model = Annotated[str | None, typer.Option("--model", envvar=constants.ENV_MODEL, help="Model name.")]
 ApiKey = Annotated[
@@ -206,19 +211,57 @@ def route_command(
 
 @app.command()
 def serve(
+    backend: Annotated[str, typer.Option(help="llama.cpp (local CPU, default) or vllm (GPU).")] = "llama.cpp",
+    model: Annotated[str | None, typer.Option("--model", help="vllm: Hugging Face id or local path.")] = None,
+    tensor_parallel_size: Annotated[int, typer.Option(help="vllm: GPUs per model replica (tensor parallel).")] = 1,
+    pipeline_parallel_size: Annotated[int, typer.Option(help="vllm: pipeline stages.")] = 1,
+    data_parallel_size: Annotated[int, typer.Option(help="vllm: model replicas.")] = 1,
+    max_num_seqs: Annotated[int, typer.Option(help="vllm: sequences decoded at once (points x questions).")] = 160,
+    gpu_memory_utilization: Annotated[float, typer.Option(help="vllm: share of GPU memory to use.")] = 0.90,
+    max_model_len: Annotated[int | None, typer.Option(help="vllm: context length cap.")] = None,
+    speculative_ngram: Annotated[int, typer.Option(help="vllm: n-gram speculative tokens (0: off).")] = 0,
+    port: Annotated[int | None, typer.Option(help="Port to listen on (default: a free one).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the server command and exit.")] = False,
     gguf: GgufOption = None,
     llama_server: LlamaServerOption = None,
-    slots: Annotated[int, typer.Option(help="Parallel slots (concurrent requests).")] = constants.DEFAULT_MAX_PARALLEL,
-    threads: Annotated[int | None, typer.Option(help="CPU threads (default: llama.cpp's choice).")] = None,
+    slots: Annotated[int, typer.Option(help="llama.cpp: parallel slots.")] = constants.DEFAULT_MAX_PARALLEL,
+    threads: Annotated[int | None, typer.Option(help="llama.cpp: CPU threads.")] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
 ) -> None:
-    """Run the local llama.cpp server in the foreground; `sot ask` reuses it until Ctrl-C."""
+    """Run a model server in the foreground until Ctrl-C: local llama.cpp (reused by `sot ask`) or vLLM."""
+    import shlex
+
     from .backends.local import LocalConfig, serve_forever
+    from .backends.process import free_port
+    from .backends.vllm_server import VllmSettings, serve_vllm
 
     try:
-        anyio.run(serve_forever, LocalConfig(gguf=gguf, binary=llama_server, slots=slots, threads=threads))
+        if backend == "vllm":
+            settings = VllmSettings(
+                model=model or "",
+                tensor_parallel_size=tensor_parallel_size,
+                pipeline_parallel_size=pipeline_parallel_size,
+                data_parallel_size=data_parallel_size,
+                max_num_seqs=max_num_seqs,
+                gpu_memory_utilization=gpu_memory_utilization,
+                max_model_len=max_model_len,
+                ngram_speculative_tokens=speculative_ngram,
+            )
+            if dry_run:
+                typer.echo(shlex.join(settings.command(port or 8000)))
+                return
+            anyio.run(lambda: serve_vllm(settings, port=port))
+        elif backend == "llama.cpp":
+            config = LocalConfig(gguf=gguf, binary=llama_server, slots=slots, threads=threads)
+            if dry_run:
+                typer.echo(shlex.join(config.settings().command(port or free_port())))
+                return
+            anyio.run(serve_forever, config)
+        else:
+            raise ConfigurationError(f"backend must be llama.cpp or vllm, not {backend!r}")
     except KeyboardInterrupt:
         typer.echo("sot: server stopped", err=True)
+        raise typer.Exit(130) from None
     except SotError as exc:
         fail(exc, debug)
 

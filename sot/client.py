@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio
@@ -55,7 +55,7 @@ class Client:
 
     def __init__(
         self,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         model: str | None = None,
         api_key: str | None = None,
         *,
@@ -70,7 +70,9 @@ class Client:
         self._prompts = Prompts(self.options.prompts_dir)
         self._backend = backend
         self._owned: list[Any] = []
-        self._base_url = base_url or _env(constants.ENV_BASE_URL)
+        urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
+        env_urls = (_env(constants.ENV_BASE_URL) or "").replace(",", " ").split()
+        self._base_urls = [u for u in urls if u] or env_urls
         self._model = model or _env(constants.ENV_MODEL)
         self._api_key = api_key or _env(constants.ENV_API_KEY) or _env(constants.ENV_OPENAI_API_KEY)
         self._dialect: Dialect = dialect or "openai"
@@ -96,9 +98,20 @@ class Client:
             return self._backend
 
     async def _make_backend(self) -> Backend:
-        if self._base_url:
-            model = self._model or await discover_model(self._base_url, self._api_key)
-            backend = OpenAICompatBackend(self._base_url, model, api_key=self._api_key, dialect=self._dialect)
+        if self._base_urls:
+            model = self._model or await discover_model(self._base_urls[0], self._api_key)
+            backends = [
+                OpenAICompatBackend(url, model, api_key=self._api_key, dialect=self._dialect) for url in self._base_urls
+            ]
+            if len(backends) == 1:
+                backend: Backend = backends[0]
+            else:
+                from .backends.endpoints import EndpointPool
+
+                # The fan-out splits evenly: a question's points stay on one server (its prefix cache)
+                # until that server's share is full, then overflow to the others.
+                share = -(-self.options.max_parallel // len(backends))
+                backend = EndpointPool(backends, per_endpoint_limit=share)
         else:
             from .backends.local import LocalBackend, LocalConfig
 

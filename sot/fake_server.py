@@ -118,14 +118,14 @@ def _words(text: str) -> list[str]:
 class FakeServer:
     """Context manager: ``with FakeServer(handler) as server: server.url``."""
 
-    def __init__(self, handler: Handler | None = None, *, model: str = "fake-model") -> None:
+    def __init__(self, handler: Handler | None = None, *, model: str = "fake-model", port: int = 0) -> None:
         self.handler = handler or sot_script()
         self.model = model
         self.requests: list[SeenRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self.open_connections = 0
-        self.port = 0
+        self.port = port
         self._cond = threading.Condition()
         self._stack = ExitStack()
 
@@ -135,7 +135,7 @@ class FakeServer:
 
     def __enter__(self) -> FakeServer:
         portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal())
-        listener = portal.call(lambda: anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0))
+        listener = portal.call(lambda: anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port))
         self.port = listener.extra(SocketAttribute.local_port)
         future = portal.start_task_soon(listener.serve, self._connection)
         self._stack.callback(portal.call, listener.aclose)

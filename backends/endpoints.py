@@ -1,0 +1,83 @@
+"""Several endpoints behind one backend: spread calls, skip failing servers, keep prefix affinity.
+
+Each endpoint has its own in-flight limit. A call prefers the endpoint its prompt's prefix hashes
+to (so the expansions of one question meet one server's prefix cache) while that endpoint has
+room, and otherwise the least loaded healthy one. An endpoint whose call fails with a retryable
+error is out of rotation for a cooldown; the call itself fails, and sot's one retry loop
+(``sot.calls``) sends the next attempt elsewhere, so no point is lost and order is kept.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from sot.errors import BackendError, ConfigurationError
+
+from .base import Backend, ChatChunk, ChatRequest
+
+COOLDOWN_S = 30.0
+
+
+@dataclass
+class Endpoint:
+    backend: Backend
+    limit: int
+    in_flight: int = 0
+    down_until: float = 0.0
+    failures: int = 0
+    limiter: anyio.CapacityLimiter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.limiter = anyio.CapacityLimiter(self.limit)
+
+    def healthy(self, now: float) -> bool:
+        return now >= self.down_until
+
+
+class EndpointPool:
+    def __init__(self, backends: Sequence[Backend], *, per_endpoint_limit: int, cooldown_s: float = COOLDOWN_S) -> None:
+        if not backends:
+            raise ConfigurationError("at least one endpoint is needed")
+        self.endpoints = [Endpoint(b, per_endpoint_limit) for b in backends]
+        self.cooldown_s = cooldown_s
+        self.model = backends[0].model
+        self.name = f"{backends[0].name} x{len(backends)}"
+
+    def __repr__(self) -> str:
+        return f"EndpointPool({len(self.endpoints)} endpoints, model={self.model!r})"
+
+    def pick(self, request: ChatRequest) -> Endpoint:
+        now = time.monotonic()
+        healthy = [e for e in self.endpoints if e.healthy(now)]
+        if not healthy:  # all cooling down: try the one that comes back first
+            return min(self.endpoints, key=lambda e: e.down_until)
+        prefix = request.messages[0].content[:200] if request.messages else ""
+        preferred = self.endpoints[zlib.crc32(prefix.encode()) % len(self.endpoints)]
+        if preferred in healthy and preferred.in_flight < preferred.limit:
+            return preferred
+        return min(healthy, key=lambda e: e.in_flight / e.limit)
+
+    async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+        endpoint = self.pick(request)
+        async with endpoint.limiter:
+            endpoint.in_flight += 1
+            try:
+                async for chunk in endpoint.backend.stream_chat(request):
+                    yield chunk
+                endpoint.failures = 0
+            except BackendError as exc:
+                if exc.retryable:
+                    endpoint.failures += 1
+                    endpoint.down_until = time.monotonic() + self.cooldown_s
+                raise
+            finally:
+                endpoint.in_flight -= 1
+
+    async def aclose(self) -> None:
+        for endpoint in self.endpoints:
+            await endpoint.backend.aclose()
