@@ -26,6 +26,7 @@ class ChatRequest:
     constraint: Constraint | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    frequency_penalty: float | None = None
 
 
 @dataclass(frozen=True)

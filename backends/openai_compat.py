@@ -185,6 +185,8 @@ class OpenAICompatBackend:
             kwargs["seed"] = request.seed
         if request.stop:
             kwargs["stop"] = list(request.stop)
+        if request.frequency_penalty is not None:
+            kwargs["frequency_penalty"] = request.frequency_penalty
         extra = self.request_body(request)
         if extra:
             kwargs["extra_body"] = extra

@@ -23,6 +23,7 @@ import anyio
 import sot
 from sot.backends.base import ChatRequest
 from sot.backends.local import LocalBackend, LocalConfig
+from sot.constants import LOCAL_SKELETON_FREQUENCY_PENALTY
 from sot.templates import Message
 
 HERE = Path(__file__).resolve().parent
@@ -70,9 +71,10 @@ async def main(args: argparse.Namespace) -> None:
     local = await LocalBackend.start(config)
     try:
         await throughput(local, 1, 16)  # warm-up
-        tps = {n: round(await throughput(local, n), 1) for n in (1, 4, 8)}
+        tps = {str(n): round(await throughput(local, n), 1) for n in (1, 4, 8)}
         results = []
-        async with sot.Client(backend=local.backend, temperature=0, max_parallel=8) as client:
+        options = {"temperature": 0, "max_parallel": 8, "skeleton_frequency_penalty": LOCAL_SKELETON_FREQUENCY_PENALTY}
+        async with sot.Client(backend=local.backend, **options) as client:
             for i, row in enumerate(questions):
                 order = ["sot", "sequential"] if i % 2 == 0 else ["sequential", "sot"]
                 answers = {mode: await client.ask(row["question"], mode=mode) for mode in order}
@@ -100,7 +102,7 @@ async def main(args: argparse.Namespace) -> None:
         "model": model_name,
         "questions": len(results),
         "throughput_tokens_per_s": tps,
-        "throughput_scaling": {n: round(tps[n] / tps[1], 2) for n in (4, 8)},
+        "throughput_scaling": {n: round(tps[n] / tps["1"], 2) for n in ("4", "8")},
         "median_sot_s": round(statistics.median(r["sot_s"] for r in results), 3),
         "median_sequential_s": round(statistics.median(r["sequential_s"] for r in results), 3),
         "median_ratio_sequential_over_sot": round(statistics.median(r["ratio"] for r in results), 3),

@@ -117,6 +117,10 @@ class Client:
 
             config = LocalConfig(gguf=self._gguf, binary=self._llama_server, slots=self.options.max_parallel)
             local = await LocalBackend.start(config)
+            if self.options.skeleton_frequency_penalty is None:
+                self.options = self.options.updated(
+                    skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY
+                )
             self._owned.append(local)
             backend = local.backend
         self._owned.insert(0, backend)
@@ -129,9 +133,9 @@ class Client:
         return make_router(self.options, await self.backend(), self._prompts)
 
     async def _orchestrator(self, overrides: dict[str, Any]) -> Orchestrator:
+        backend = await self.backend()  # first: starting the local backend may adjust options
         options = self.options.updated(**overrides)
         prompts = self._prompts if options.prompts_dir == self.options.prompts_dir else Prompts(options.prompts_dir)
-        backend = await self.backend()
         router = make_router(options, backend, prompts) if options.mode == "auto" else None
         return Orchestrator(backend, options, prompts, router, limiter=self._limiter)
 

@@ -38,6 +38,8 @@ class Options:
     allow_partial: bool = False
     pipeline: bool = True
     constrain_skeleton: bool = True
+    # Small models repeat one outline line until the grammar's end; a penalty keeps points distinct.
+    skeleton_frequency_penalty: float | None = None
     router: Literal["rules", "llm"] = "rules"
     prompts_dir: str | None = None
 

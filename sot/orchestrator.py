@@ -200,6 +200,7 @@ class Orchestrator:
                 temperature=opts.temperature,
                 constraint=self._constraint(),
                 seed=opts.seed,
+                frequency_penalty=opts.skeleton_frequency_penalty,
             )
             try:
                 outcome = await caller.call(
