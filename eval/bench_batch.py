@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_io import RESULTS, save
+
 from sot.fake_server import FakeServer, sot_script
 
 
@@ -53,7 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
     with FakeServer(sot_script()) as server, tempfile.TemporaryDirectory() as tmp:
         small = run(server, args.prompts, Path(tmp), args.concurrency)
@@ -69,10 +71,7 @@ def main() -> None:
         "peak_rss_mb_small": round(small["peak_rss_mb"], 1),
         "peak_rss_mb_large": round(large["peak_rss_mb"], 1),
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "batch_bench.json").write_text(json.dumps(summary, indent=1))
-    print(json.dumps(summary, indent=1))
+    save(args.out, "batch_bench", summary)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ import json
 import statistics
 import subprocess
 import sys
-from pathlib import Path
+
+from results_io import RESULTS, save
 
 from sot.fake_server import FakeServer, sot_script
 
@@ -40,7 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--word-delay", type=float, default=0.3)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
+    parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
 
     def expansion(n: int, title: str) -> str:
@@ -75,10 +76,7 @@ def main() -> None:
         "order_kept": ordered,
         "totals": totals,
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "pipeline_bench.json").write_text(json.dumps(summary, indent=1))
-    print(json.dumps(summary, indent=1))
+    save(args.out, "pipeline_bench", summary)
 
 
 if __name__ == "__main__":

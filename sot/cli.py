@@ -83,6 +83,20 @@ LlamaServerOption = Annotated[
 ]
 
 
+MaxPoints = Annotated[int, typer.Option(help="Most skeleton points kept.")]
+MaxTokens = Annotated[int, typer.Option(help="Token cap of a sequential answer.")]
+PointMaxTokens = Annotated[int, typer.Option(help="Token cap of each point's expansion.")]
+Temperature = Annotated[float | None, typer.Option(help="Sampling temperature.")]
+Timeout = Annotated[float, typer.Option(help="Deadline of each call attempt, seconds.")]
+MaxRetries = Annotated[int, typer.Option(help="Retries per call.")]
+Pipeline = Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")]
+RouterOption = Annotated[str, typer.Option("--router", help="Router for --mode auto: rules or llm.")]
+DialectOption = Annotated[
+    str, typer.Option("--dialect", help="Server kind for constrained skeletons: openai, llama.cpp or vllm.")
+]
+Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
+
+
 def _dialect(value: str) -> Any:
     if value not in ("openai", "llama.cpp", "vllm"):
         raise ConfigurationError(f"dialect must be openai, llama.cpp or vllm, not {value!r}")
@@ -96,30 +110,24 @@ def ask(
     model: Model = None,
     api_key: ApiKey = None,
     mode: Annotated[str, typer.Option(help="auto (router decides), sot or sequential.")] = "auto",
-    max_points: Annotated[int, typer.Option(help="Most skeleton points kept.")] = constants.DEFAULT_MAX_POINTS,
+    max_points: MaxPoints = constants.DEFAULT_MAX_POINTS,
     max_parallel: Annotated[int, typer.Option(help="Most expansions in flight.")] = constants.DEFAULT_MAX_PARALLEL,
-    max_tokens: Annotated[int, typer.Option(help="Token cap of a sequential answer.")] = constants.DEFAULT_MAX_TOKENS,
-    point_max_tokens: Annotated[
-        int, typer.Option(help="Token cap of each point's expansion.")
-    ] = constants.DEFAULT_POINT_MAX_TOKENS,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
+    point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
+    temperature: Temperature = None,
     seed: Annotated[int | None, typer.Option(help="Sampling seed, where the server supports it.")] = None,
-    timeout: Annotated[
-        float, typer.Option(help="Deadline of each call attempt, seconds.")
-    ] = constants.DEFAULT_TIMEOUT_S,
-    max_retries: Annotated[int, typer.Option(help="Retries per call.")] = constants.DEFAULT_MAX_RETRIES,
+    timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
+    max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
     allow_partial: Annotated[bool, typer.Option(help="Keep a failed point's title instead of failing.")] = False,
-    pipeline: Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")] = True,
-    router: Annotated[str, typer.Option(help="Router for --mode auto: rules or llm.")] = "rules",
+    pipeline: Pipeline = True,
+    router: RouterOption = "rules",
     prompts: Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")] = None,
-    dialect: Annotated[
-        str, typer.Option(help="Server kind for constrained skeletons: openai, llama.cpp or vllm.")
-    ] = "openai",
+    dialect: DialectOption = "openai",
     gguf: GgufOption = None,
     llama_server: LlamaServerOption = None,
     stream: Annotated[bool, typer.Option("--stream", help="Print the answer as it forms, even when piped.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole Answer as one JSON object.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Debug = False,
 ) -> None:
     """Answer QUESTION with Skeleton-of-Thought (or sequentially, where the router says so)."""
     try:
@@ -183,7 +191,7 @@ def route_command(
     model: Model = None,
     api_key: ApiKey = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Debug = False,
 ) -> None:
     """Show whether a prompt goes to SoT or to sequential decoding, or score the router on a file."""
     from .router.evaluate import evaluate, load_labelled
@@ -226,7 +234,7 @@ def serve(
     llama_server: LlamaServerOption = None,
     slots: Annotated[int, typer.Option(help="llama.cpp: parallel slots.")] = constants.DEFAULT_MAX_PARALLEL,
     threads: Annotated[int | None, typer.Option(help="llama.cpp: CPU threads.")] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Debug = False,
 ) -> None:
     """Run a model server in the foreground until Ctrl-C: local llama.cpp (reused by `sot ask`) or vLLM."""
     import shlex

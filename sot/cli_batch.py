@@ -19,7 +19,26 @@ from .batch.judge import Judge, run_judge, win_rates
 from .batch.records import read_records
 from .batch.report import Report, build_report, markdown
 from .batch.runner import parse_modes, run_batch
-from .cli import ApiKey, BaseUrl, GgufOption, LlamaServerOption, Model, _dialect, app, fail
+from .cli import (
+    ApiKey,
+    BaseUrl,
+    Debug,
+    DialectOption,
+    GgufOption,
+    LlamaServerOption,
+    MaxPoints,
+    MaxRetries,
+    MaxTokens,
+    Model,
+    Pipeline,
+    PointMaxTokens,
+    RouterOption,
+    Temperature,
+    Timeout,
+    _dialect,
+    app,
+    fail,
+)
 from .client import Client
 from .errors import ConfigurationError, SotError
 from .templates import Prompts
@@ -43,21 +62,19 @@ def batch(
     base_url: BaseUrl = None,
     model: Model = None,
     api_key: ApiKey = None,
-    dialect: Annotated[str, typer.Option(help="openai, llama.cpp or vllm.")] = "openai",
+    dialect: DialectOption = "openai",
     gguf: GgufOption = None,
     llama_server: LlamaServerOption = None,
-    max_points: Annotated[int, typer.Option(help="Most skeleton points kept.")] = constants.DEFAULT_MAX_POINTS,
-    max_tokens: Annotated[int, typer.Option(help="Token cap of a sequential answer.")] = constants.DEFAULT_MAX_TOKENS,
-    point_max_tokens: Annotated[int, typer.Option(help="Token cap per point.")] = constants.DEFAULT_POINT_MAX_TOKENS,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
-    timeout: Annotated[
-        float, typer.Option(help="Deadline of each call attempt, seconds.")
-    ] = constants.DEFAULT_TIMEOUT_S,
-    max_retries: Annotated[int, typer.Option(help="Retries per call.")] = constants.DEFAULT_MAX_RETRIES,
-    pipeline: Annotated[bool, typer.Option(help="Expand points while the skeleton streams.")] = True,
-    router: Annotated[str, typer.Option(help="Router for auto: rules or llm.")] = "rules",
+    max_points: MaxPoints = constants.DEFAULT_MAX_POINTS,
+    max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
+    point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
+    temperature: Temperature = None,
+    timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
+    max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
+    pipeline: Pipeline = True,
+    router: RouterOption = "rules",
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Debug = False,
 ) -> None:
     """Answer a prompt set in several modes; every record is on disk the moment it is done."""
     try:
@@ -133,7 +150,7 @@ def report(
     md: Annotated[Path | None, typer.Option("--md", help="Markdown output (default: RESULTS.report.md).")] = None,
     chart: Annotated[Path | None, typer.Option("--chart", help="HTML chart (default: RESULTS.report.html).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Debug = False,
 ) -> None:
     """Median and p90 latency, TTFT, tokens, paired speed-up and failures, per category and overall."""
     try:
@@ -178,7 +195,7 @@ def judge(
     concurrency: Annotated[int, typer.Option(help="Pairs judged at once.")] = 4,
     resume: Annotated[bool, typer.Option("--resume", help="Skip pairs already judged.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Start the judgements file anew.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Debug = False,
 ) -> None:
     """Judge SoT against sequential answers pairwise, both orders; print net win rate per category."""
     out = out or results.with_suffix(".judge.jsonl")
