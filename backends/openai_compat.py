@@ -111,15 +111,42 @@ def _map_error(exc: BaseException, secret: str | None) -> BackendError:
 
 
 def _usage(raw: Any) -> Usage | None:
-    if raw is None:
+    if not isinstance(raw, dict):
         return None
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage(
-        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+        prompt_tokens=int(raw.get("prompt_tokens") or 0),
+        completion_tokens=int(raw.get("completion_tokens") or 0),
         cached_tokens=int(cached or 0),
     )
+
+
+def _parse_event(line: str, secret: str | None) -> ChatChunk | None:
+    """One SSE line of a chat completion stream; None for comments, blanks and [DONE]."""
+    if not line.startswith("data:"):
+        return None
+    data = line[5:].strip()
+    if not data or data == "[DONE]":
+        return None
+    payload = json.loads(data)  # ValueError: malformed, mapped to ProtocolError
+    if not isinstance(payload, dict):
+        raise ValueError("event is not an object")
+    error = payload.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else error
+        raise ProtocolError(f"the server sent an error in the stream: {redact(str(message), secret)}")
+    usage = _usage(payload.get("usage"))
+    choices = payload.get("choices") or []
+    if not choices:
+        return ChatChunk(usage=usage) if usage is not None else None
+    choice = choices[0]
+    delta = choice.get("delta") or {}
+    text = delta.get("content") or ""
+    finish = choice.get("finish_reason")
+    if not (text or finish or usage is not None):
+        return None
+    return ChatChunk(text=text, finish_reason=finish, usage=usage)
 
 
 class OpenAICompatBackend:
@@ -192,21 +219,17 @@ class OpenAICompatBackend:
             kwargs["extra_body"] = extra
         finished = False
         try:
-            stream = await self._client.chat.completions.create(**kwargs)
-            async with stream:
-                async for chunk in stream:
-                    usage = _usage(getattr(chunk, "usage", None))
-                    if not chunk.choices:
-                        if usage is not None:
-                            yield ChatChunk(usage=usage)
+            # The SDK builds the request and raises per status; we read the SSE body ourselves, to its
+            # very end: the SDK stops at [DONE] and closes an unfinished body, which makes httpx drop
+            # the connection, so every call would pay a new connection (and TLS handshake).
+            async with self._client.chat.completions.with_streaming_response.create(**kwargs) as response:
+                async for line in response.iter_lines():
+                    chunk = _parse_event(line, self._secret)
+                    if chunk is None:
                         continue
-                    choice = chunk.choices[0]
-                    text = (choice.delta.content if choice.delta is not None else None) or ""
-                    if choice.finish_reason:
-                        finished = True
-                    if text or choice.finish_reason or usage is not None:
-                        yield ChatChunk(text=text, finish_reason=choice.finish_reason, usage=usage)
-        except (openai.OpenAIError, httpx.HTTPError, json.JSONDecodeError, ValueError) as exc:
+                    finished = finished or chunk.finish_reason is not None
+                    yield chunk
+        except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:
             raise _map_error(exc, self._secret) from None
         if not finished:
             raise ProtocolError("the stream ended before the answer was complete")

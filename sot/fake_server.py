@@ -125,6 +125,7 @@ class FakeServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.open_connections = 0
+        self.connections_opened = 0
         self.port = port
         self._cond = threading.Condition()
         self._stack = ExitStack()
@@ -159,7 +160,11 @@ class FakeServer:
         return [r for r in self.requests if r.kind == kind]
 
     async def _connection(self, stream: ByteStream) -> None:
-        self._changed(lambda: setattr(self, "open_connections", self.open_connections + 1))
+        def opened() -> None:
+            self.open_connections += 1
+            self.connections_opened += 1
+
+        self._changed(opened)
         try:
             reader = BufferedByteReceiveStream(stream)
             while await self._one_request(stream, reader):
@@ -274,8 +279,8 @@ class FakeServer:
         usage = {"prompt_tokens": len(request.prompt.split()), "completion_tokens": len(words)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         await event(json.dumps({"id": "u", "object": "chat.completion.chunk", "choices": [], "usage": usage}))
-        await event("[DONE]")
-        await stream.send(b"0\r\n\r\n")
+        done = b"data: [DONE]\n\n"
+        await stream.send(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))  # one write, as servers flush it
         return True
 
     async def _fault(self, stream: ByteStream, fault: Fault, event: Callable[[str], Any]) -> bool:
