@@ -64,19 +64,20 @@ class EndpointPool:
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
         endpoint = self.pick(request)
-        async with endpoint.limiter:
-            endpoint.in_flight += 1
-            try:
+        # Counted before waiting for its limiter, so calls picking at the same moment see the load.
+        endpoint.in_flight += 1
+        try:
+            async with endpoint.limiter:
                 async for chunk in endpoint.backend.stream_chat(request):
                     yield chunk
-                endpoint.failures = 0
-            except BackendError as exc:
-                if exc.retryable:
-                    endpoint.failures += 1
-                    endpoint.down_until = time.monotonic() + self.cooldown_s
-                raise
-            finally:
-                endpoint.in_flight -= 1
+            endpoint.failures = 0
+        except BackendError as exc:
+            if exc.retryable:
+                endpoint.failures += 1
+                endpoint.down_until = time.monotonic() + self.cooldown_s
+            raise
+        finally:
+            endpoint.in_flight -= 1
 
     async def aclose(self) -> None:
         for endpoint in self.endpoints:
