@@ -122,6 +122,19 @@ def _usage(raw: Any) -> Usage | None:
     )
 
 
+def _parse_completion(payload: Any) -> ChatChunk:
+    """A whole (non-streamed) chat completion as one chunk."""
+    if not isinstance(payload, dict) or payload.get("error"):
+        raise ProtocolError("the server sent an error instead of a completion")
+    choices = payload.get("choices") or [{}]
+    message = choices[0].get("message") or {}
+    return ChatChunk(
+        text=message.get("content") or "",
+        finish_reason=choices[0].get("finish_reason") or "stop",
+        usage=_usage(payload.get("usage")),
+    )
+
+
 def _parse_event(line: str, secret: str | None) -> ChatChunk | None:
     """One SSE line of a chat completion stream; None for comments, blanks and [DONE]."""
     if not line.startswith("data:"):
@@ -223,7 +236,14 @@ class OpenAICompatBackend:
             # very end: the SDK stops at [DONE] and closes an unfinished body, which makes httpx drop
             # the connection, so every call would pay a new connection (and TLS handshake).
             async with self._client.chat.completions.with_streaming_response.create(**kwargs) as response:
+                if response.headers.get("content-type", "").startswith("application/json"):
+                    # A server that ignores stream=true answers with one completion object.
+                    yield _parse_completion(json.loads(await response.read()))
+                    return
                 async for line in response.iter_lines():
+                    if line.startswith("data:") and line[5:].strip() == "[DONE]":
+                        finished = True  # some servers end with [DONE] and never send a finish_reason
+                        continue
                     chunk = _parse_event(line, self._secret)
                     if chunk is None:
                         continue

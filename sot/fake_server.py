@@ -42,6 +42,8 @@ class Reply:
     token_delay: float = 0.0
     fault: Fault | None = None
     fault_after: int = 0  # chunks sent before the fault
+    finish_reason: bool = True  # False: end with [DONE] alone, as some servers do
+    stream: bool = True  # False: answer with one JSON completion even when asked to stream
 
 
 @dataclass
@@ -230,6 +232,14 @@ class FakeServer:
             body = reply.error_body or {"error": {"message": f"scripted status {reply.status}"}}
             await self._send_json(stream, reply.status, body, reply.headers)
             return True
+        if not reply.stream:
+            message = {"role": "assistant", "content": reply.text}
+            completion = {
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            }
+            await self._send_json(stream, 200, completion, {})
+            return True
         await stream.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
         # A stalled server only notices the client leaving by reading: watch for EOF meanwhile.
         client_left = False
@@ -275,7 +285,8 @@ class FakeServer:
             await event(chunk({"role": "assistant", "content": word} if sent == 0 else {"content": word}))
         if reply.fault:
             return await self._fault(stream, reply.fault, event)
-        await event(chunk({}, "stop"))
+        if reply.finish_reason:
+            await event(chunk({}, "stop"))
         usage = {"prompt_tokens": len(request.prompt.split()), "completion_tokens": len(words)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         await event(json.dumps({"id": "u", "object": "chat.completion.chunk", "choices": [], "usage": usage}))
