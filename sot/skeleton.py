@@ -21,8 +21,8 @@ _NUMBERED = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _BULLET = re.compile(r"^([-*•+])\s+(.*)$")
-# A marker inside a line: "... 2. Next point" (used for skeletons written on one line).
-_INLINE_MARK = re.compile(r"(?:(?<=\s)|^)(?:(?:step|point)\s+)?\(?(\d{1,2})[.)](?=\s)", re.IGNORECASE)
+# A marker inside a line, after a space or a sentence's end ("... effectively.2. Next point").
+_INLINE_MARK = re.compile(r"(?:(?<=\s)|(?<=[.;!?])|^)(?:(?:step|point)\s+)?\(?(\d{1,2})[.)](?=\s)", re.IGNORECASE)
 _EMPHASIS = re.compile(r"(\*\*|__|(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)|`)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
