@@ -33,15 +33,11 @@ RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504})
 POOL_MAX_CONNECTIONS: Final = 64
 POOL_KEEPALIVE: Final = 32
 
-# Cancellation: how long closing in-flight calls may take once the caller is cancelled.
-CLOSE_GRACE_S: Final = 1.0
-
 # Environment
 ENV_BASE_URL: Final = "SOT_BASE_URL"
 ENV_MODEL: Final = "SOT_MODEL"
 ENV_API_KEY: Final = "SOT_API_KEY"
 ENV_OPENAI_API_KEY: Final = "OPENAI_API_KEY"
-ENV_BACKEND: Final = "SOT_BACKEND"
 ENV_GGUF: Final = "SOT_GGUF"
 ENV_LLAMA_SERVER: Final = "SOT_LLAMA_SERVER"
 ENV_CACHE_DIR: Final = "SOT_CACHE_DIR"
