@@ -36,8 +36,8 @@ def _clean(text: str, max_chars: int) -> str:
     text = _CONTROL.sub("", unicodedata.normalize("NFC", text))
     text = _EMPHASIS.sub("", text).strip()
     text = re.sub(r"\s+", " ", text)
-    if text.endswith(":"):
-        text = text[:-1].rstrip()
+    # Points are titles: a trailing period, colon or separator is formatting, not content.
+    text = text.rstrip(" .,;:")
     if len(text) > max_chars:
         cut = text[:max_chars].rsplit(" ", 1)[0] or text[:max_chars]
         text = cut.rstrip(" ,;:-") + "…"

@@ -14,7 +14,7 @@ CASES = [
     (
         "Sure! Here is a skeleton for your question:\n\n1. Set goals.\n2. Track time.\n3. Review weekly.\n\n"
         "I hope this helps! Let me know if you need more.",
-        ["Set goals.", "Track time.", "Review weekly."],
+        ["Set goals", "Track time", "Review weekly"],
     ),
     (
         "1. Exercise\n   - cardio\n   - weights\n2. Diet\n   a) protein\n   1. nested number\n3. Sleep",
@@ -22,7 +22,8 @@ CASES = [
     ),
     ("1. Save 2.5 hours 2. Sleep 8 hours 3. Eat at 7.30", ["Save 2.5 hours", "Sleep 8 hours", "Eat at 7.30"]),
     ("Skeleton: 1. A thing 2. Another thing 3. Third", ["A thing", "Another thing", "Third"]),
-    ("1. Set clear goals.2. Manage time\n3. Rest", ["Set clear goals.", "Manage time", "Rest"]),
+    ("1. Set clear goals.2. Manage time\n3. Rest", ["Set clear goals", "Manage time", "Rest"]),
+    ("1. Plan;\n2. Do,\n3. Check?\n4. Go!", ["Plan", "Do", "Check?", "Go!"]),
     ("1. Costs went up 2.5. Then\n2. Next", ["Costs went up 2.5. Then", "Next"]),
     ("1. One\n2. Two\n3. Three\n4.", ["One", "Two", "Three"]),
     ("1. One\n2. Two\n3.   \n", ["One", "Two"]),
