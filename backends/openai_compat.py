@@ -89,7 +89,8 @@ def _map_error(exc: BaseException, secret: str | None) -> BackendError:
         message = f"HTTP {status}" + (f": {detail}" if detail else "")
         retry_after = parse_retry_after(exc.response.headers if exc.response is not None else None)
         if status in (401, 403):
-            return AuthenticationError(f"authentication failed ({message})", status_code=status)
+            # No server text here: providers echo (parts of) the key they rejected.
+            return AuthenticationError(f"authentication failed (HTTP {status})", status_code=status)
         if status == 429:
             return RateLimitError(f"rate limited ({message})", status_code=status, retry_after=retry_after)
         if status in constants.RETRYABLE_STATUS:
