@@ -69,6 +69,13 @@ def withdraw() -> None:
     _state_path().unlink(missing_ok=True)
 
 
+async def _start_server(config: LocalConfig) -> tuple[ManagedServer, ServerSettings]:
+    settings = await anyio.to_thread.run_sync(config.settings)
+    server = llama_server(settings, cache_dir() / "llama-server.log")
+    await server.start()
+    return server, settings
+
+
 def _backend(url: str) -> OpenAICompatBackend:
     return OpenAICompatBackend(url, constants.LOCAL_MODEL_NAME, dialect="llama.cpp", name="llama.cpp")
 
@@ -109,9 +116,7 @@ class LocalBackend:
             url = await anyio.to_thread.run_sync(advertised_url)
             return cls(_backend(url or ""), None, None)
         try:
-            settings = await anyio.to_thread.run_sync(config.settings)
-            server = llama_server(settings, cache_dir() / "llama-server.log")
-            await server.start()
+            server, _ = await _start_server(config)
         except BaseException:
             lock.release()
             raise
@@ -135,9 +140,7 @@ async def serve_forever(config: LocalConfig) -> None:
         raise LocalServerError("a local server is already running (sot serve)")
     server: ManagedServer | None = None
     try:
-        settings = await anyio.to_thread.run_sync(config.settings)
-        server = llama_server(settings, cache_dir() / "llama-server.log")
-        await server.start()
+        server, settings = await _start_server(config)
         advertise(server, settings)
         say(f"serving {settings.gguf.name} at {server.url} with {settings.slots} slots; Ctrl-C stops it")
         await anyio.sleep_forever()

@@ -112,6 +112,7 @@ class Client:
                 # until that server's share is full, then overflow to the others.
                 share = -(-self.options.max_parallel // len(backends))
                 backend = EndpointPool(backends, per_endpoint_limit=share)
+            self._owned.append(backend)
         else:
             from .backends.local import LocalBackend, LocalConfig
 
@@ -121,9 +122,8 @@ class Client:
                 self.options = self.options.updated(
                     skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY
                 )
-            self._owned.append(local)
+            self._owned.append(local)  # closes its backend, then stops its server
             backend = local.backend
-        self._owned.insert(0, backend)
         return backend
 
     async def router(self) -> Any:

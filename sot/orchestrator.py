@@ -105,7 +105,7 @@ class Orchestrator:
 
     async def run(self, question: str, emit: Emit = _no_emit) -> Answer:
         caller = Caller(self.backend, self.options.retry_policy, limiter=self.limiter)
-        mode, reason, route = await self._decide(question, caller)
+        mode, reason, route = await self._decide(question)
         route_s = caller.now() if route is not None else None
         if mode == "sot":
             answer = await self._sot(question, caller, emit, reason)
@@ -120,7 +120,7 @@ class Orchestrator:
         emit(events.AnswerDone(answer))
         return answer
 
-    async def _decide(self, question: str, caller: Caller) -> tuple[str, str, dict[str, Any] | None]:
+    async def _decide(self, question: str) -> tuple[str, str, dict[str, Any] | None]:
         if self.options.mode != "auto":
             return self.options.mode, f"mode {self.options.mode} requested", None
         if self.router is None:

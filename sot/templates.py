@@ -78,6 +78,7 @@ class Prompts:
         )
         self._env.filters["neutral"] = neutral
         self._searchpath = searchpath
+        self._raw: dict[str, str] = {}
 
     def render(self, name: str, **variables: object) -> str:
         try:
@@ -88,11 +89,13 @@ class Prompts:
             raise TemplateError(f"prompt template {name} failed: {exc}") from exc
 
     def raw(self, name: str) -> str:
-        for directory in self._searchpath:
-            path = Path(directory) / name
-            if path.is_file():
-                return path.read_text(encoding="utf-8")
-        raise ConfigurationError(f"prompt file not found: {name}")
+        """A prompt file's text (read once)."""
+        if name not in self._raw:
+            found = [Path(d) / name for d in self._searchpath if (Path(d) / name).is_file()]
+            if not found:
+                raise ConfigurationError(f"prompt file not found: {name}")
+            self._raw[name] = found[0].read_text(encoding="utf-8")
+        return self._raw[name]
 
     def skeleton(self, question: str) -> list[Message]:
         return [Message("user", self.render(SKELETON, question=question))]
