@@ -29,7 +29,6 @@ class Endpoint:
     limit: int
     in_flight: int = 0
     down_until: float = 0.0
-    failures: int = 0
     limiter: anyio.CapacityLimiter = field(init=False)
 
     def __post_init__(self) -> None:
@@ -70,10 +69,8 @@ class EndpointPool:
             async with endpoint.limiter:
                 async for chunk in endpoint.backend.stream_chat(request):
                     yield chunk
-            endpoint.failures = 0
         except BackendError as exc:
             if exc.retryable:
-                endpoint.failures += 1
                 endpoint.down_until = time.monotonic() + self.cooldown_s
             raise
         finally:

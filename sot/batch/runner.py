@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,6 @@ def make_record(run_id: str, prompt: Prompt, mode: str, answer: Answer | None, e
         "finished_at": round(time.time(), 3),
     }
     if answer is not None:
-        data = answer.to_dict()
         record.update(
             mode_used=answer.mode,
             text=answer.text,
@@ -48,8 +47,8 @@ def make_record(run_id: str, prompt: Prompt, mode: str, answer: Answer | None, e
             failed_points=answer.failed_points,
             route=answer.route,
             reason=answer.reason,
-            timings=data["timings"],
-            usage=data["usage"],
+            timings=asdict(answer.timings),
+            usage=answer.usage.to_dict(),
             calls=len(answer.calls),
             model=answer.model,
             backend=answer.backend,
@@ -60,7 +59,6 @@ def make_record(run_id: str, prompt: Prompt, mode: str, answer: Answer | None, e
 @dataclass
 class BatchSummary:
     run_id: str
-    total: int
     skipped: int
     done: int = 0
     failed: int = 0
@@ -82,7 +80,7 @@ async def run_batch(
         raise ConfigurationError("concurrency must be at least 1")
     results, done = open_results(out, resume=resume, overwrite=overwrite)
     jobs = [(p, m) for p in prompts for m in modes if (p.id, m) not in done]
-    summary = BatchSummary(uuid.uuid4().hex[:12], total=len(prompts) * len(modes), skipped=len(done))
+    summary = BatchSummary(uuid.uuid4().hex[:12], skipped=len(done))
     slots = anyio.CapacityLimiter(concurrency)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     bar = Progress(*columns, disable=not progress, transient=False)
