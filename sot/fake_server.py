@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import anyio
@@ -30,6 +31,8 @@ Fault = Literal["reset", "stall", "cut", "malformed"]
 # The shapes of the project's expansion prompt: the parts list, then the point last.
 _POINT = re.compile(r"^Point(?: \d+)?: \[(.*)\]\s*$", re.MULTILINE)
 _PARTS = re.compile(r"^The answer has these parts: (.*)\.$", re.MULTILINE)
+# How a client leaving shows up on the server's side of a socket.
+_CLIENT_GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 
 
 @dataclass
@@ -128,6 +131,7 @@ class FakeServer:
         self.max_in_flight = 0
         self.open_connections = 0
         self.connections_opened = 0
+        self.handler_errors: list[BaseException] = []
         self.port = port
         self._cond = threading.Condition()
         self._stack = ExitStack()
@@ -171,8 +175,12 @@ class FakeServer:
             reader = BufferedByteReceiveStream(stream)
             while await self._one_request(stream, reader):
                 pass
-        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError):
+        except _CLIENT_GONE:
             pass  # the client went away; that is how connections end
+        except Exception as exc:
+            # One broken exchange must not stop the listener (every later client would hang);
+            # the error is kept for the test to raise.
+            self._changed(partial(self.handler_errors.append, exc))
         finally:
             await stream.aclose()
             self._changed(lambda: setattr(self, "open_connections", self.open_connections - 1))
@@ -248,13 +256,17 @@ class FakeServer:
 
             async def watch() -> None:
                 nonlocal client_left
-                with suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+                with suppress(*_CLIENT_GONE):
                     await stream.receive()
                 client_left = True
                 tg.cancel_scope.cancel()
 
             tg.start_soon(watch)
-            keep = await self._stream(stream, request, reply)
+            # Caught here, not outside: out of a task group it would come wrapped in an ExceptionGroup.
+            try:
+                keep = await self._stream(stream, request, reply)
+            except _CLIENT_GONE:
+                client_left = True
             tg.cancel_scope.cancel()
         return keep and not client_left
 

@@ -25,3 +25,6 @@ def fake() -> Iterator[Callable[[Handler], FakeServer]]:
     yield start
     for server in servers:
         server.__exit__(None, None, None)
+    errors = [error for server in servers for error in server.handler_errors]
+    if errors:
+        raise errors[0]
