@@ -177,7 +177,7 @@ def test_judge_both_orders_and_resume(fake, tmp_path: Path) -> None:
 
 
 def test_ctrl_c_keeps_finished_records(fake, tmp_path: Path) -> None:
-    server = fake(sot_script(token_delay=0.02))
+    server = fake(sot_script(token_delay=0.05))
     prompts = write_prompts(tmp_path / "p.jsonl", 40)
     out = tmp_path / "r.jsonl"
     args = [str(prompts), "--out", str(out), "--modes", "sequential", "--base-url", server.url, "--model", "m"]
