@@ -1,10 +1,16 @@
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from sot.fake_server import FakeServer, Handler
+
+# A shell without job control starts background commands with SIGINT ignored, and children inherit
+# that across exec, so the Ctrl-C tests would fail for the launcher's sake. A handled signal resets to default on exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
