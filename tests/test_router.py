@@ -1,4 +1,5 @@
 """The router: both classes, other languages, odd inputs, labelled sets, the LLM router, auto mode."""
+# mypy: allow-untyped-defs, allow-incomplete-defs
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from sot.backends.openai_compat import OpenAICompatBackend
 
 import sot
 from sot.fake_server import Reply, sot_script
@@ -125,7 +127,7 @@ def test_cli_route_and_eval(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("reply", "mode"), [("Yes.", "sot"), ("no", "sequential")])
 async def test_llm_router_follows_the_model(fake, reply: str, mode: str) -> None:
     server = fake(lambda request: Reply(reply))
-    backend = sot.backends.OpenAICompatBackend(server.url, "m")
+    backend = OpenAICompatBackend(server.url, "m")
     try:
         decision = await LLMRouter(backend, Prompts()).route("What are tips for sleep?")
     finally:
@@ -138,7 +140,7 @@ async def test_llm_router_follows_the_model(fake, reply: str, mode: str) -> None
 async def test_llm_router_falls_back_to_rules_when_unclear_or_failing(fake) -> None:
     replies = iter([Reply("perhaps"), Reply(status=400)])
     server = fake(lambda request: next(replies))
-    backend = sot.backends.OpenAICompatBackend(server.url, "m")
+    backend = OpenAICompatBackend(server.url, "m")
     try:
         unclear = await LLMRouter(backend, Prompts()).route("Solve 2x + 1 = 5")
         failing = await LLMRouter(backend, Prompts()).route("What are the benefits of tea?")
