@@ -168,15 +168,16 @@ async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> di
     async with client:
         if as_json:
             return (await client.ask(question)).to_dict()
-        live = sys.stdout.isatty() and not stream
-        renderer: Any = LiveRenderer() if live else PlainRenderer()
+        renderer: LiveRenderer | PlainRenderer
+        if sys.stdout.isatty() and not stream:
+            status = "starting the local model server…" if client.uses_local_backend else "thinking…"
+            renderer = LiveRenderer(status=status)
+        else:
+            renderer = PlainRenderer()
         with renderer:
-            async for event in client.stream(question):
-                renderer(event)
-                if live and event.__class__.__name__ == "AnswerDone":
-                    final = event.answer  # type: ignore[union-attr]
-        if live:
-            typer.echo(final.text)
+            async with client.stream(question) as answer_events:
+                async for event in answer_events:
+                    renderer(event)
         return None
 
 

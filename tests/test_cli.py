@@ -61,7 +61,7 @@ def test_401_is_one_line_nonzero_and_never_shows_the_key(fake, debug: bool) -> N
     server = fake(_leaky_401)
     args = ["ask", "--mode", "sot", "--base-url", server.url, "--model", "m", "--api-key", CANARY, "hi"]
     result = run_cli(*args, *(["--debug"] if debug else []))
-    assert result.returncode == sot.SkeletonError.exit_code
+    assert result.returncode == sot.AuthenticationError.exit_code  # the root cause's code, whichever call met it
     assert len(server.requests) == 1
     assert CANARY not in result.stdout + result.stderr
     assert server.url not in result.stderr and "example.invalid" not in result.stderr
