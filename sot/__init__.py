@@ -1,6 +1,8 @@
 """sot: Skeleton-of-Thought orchestration for faster LLM answers."""
 
 from importlib.metadata import PackageNotFoundError, version
+from logging import NullHandler as _NullHandler
+from logging import getLogger as _getLogger
 
 from . import (
     _source_tree,  # noqa: F401  (first: lets sot.backends resolve in a source checkout)
@@ -27,6 +29,9 @@ from .options import Options
 from .result import Answer, Timings, Usage
 from .router import Route, route
 from .skeleton import SkeletonParser, parse_skeleton
+
+# A library logs; the application decides what to show (the CLI: sot/_logging.py).
+_getLogger("sot").addHandler(_NullHandler())
 
 try:
     __version__ = version("sot-llm")

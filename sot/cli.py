@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 
-from . import __version__, constants
+from . import __version__, _logging, constants
 from .client import Client
 from .errors import ConfigurationError, SotError
 from .render import LiveRenderer, PlainRenderer
@@ -94,7 +94,17 @@ RouterOption = Annotated[str, typer.Option("--router", help="Router for --mode a
 DialectOption = Annotated[
     str, typer.Option("--dialect", help="Server kind for constrained skeletons: openai, llama.cpp or vllm.")
 ]
-Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
+def _debug(value: bool) -> bool:
+    _logging.configure(value)
+    return value
+
+
+Debug = Annotated[
+    bool,
+    typer.Option(
+        "--debug", "-v", callback=_debug, help="Log what sot does (retries, fallbacks, servers) and show tracebacks."
+    ),
+]
 
 
 def _dialect(value: str) -> Any:

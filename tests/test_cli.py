@@ -102,3 +102,17 @@ def test_bad_option_is_a_configuration_error() -> None:
 def test_version() -> None:
     result = run_cli("--version")
     assert result.returncode == 0 and result.stdout.startswith("sot ")
+
+
+def test_debug_logs_what_sot_does_and_is_quiet_without_it(fake) -> None:
+    def one_point(request: SeenRequest) -> Reply:
+        return Reply("1. Only point\n") if request.kind == "skeleton" else Reply("A sequential answer.")
+
+    server = fake(one_point)
+    args = ["ask", "--mode", "sot", "--no-pipeline", "--base-url", server.url, "--model", "m", "hi"]
+    quiet = run_cli(*args)
+    loud = run_cli(*args, "-v")
+    assert quiet.returncode == loud.returncode == 0
+    assert quiet.stdout == loud.stdout == "A sequential answer.\n"
+    assert quiet.stderr == ""
+    assert "falling back to sequential decoding" in loud.stderr
