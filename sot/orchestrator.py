@@ -67,8 +67,9 @@ class _Run:
     """The mutable state of one SoT answer."""
 
     question: str
-    parser: SkeletonParser
+    parser: SkeletonParser  # of the current skeleton attempt
     draft: Draft
+    points: list[str] = field(default_factory=list)  # the outline: points kept across attempts, in order
     expansions: dict[int, str] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
     records: list[CallRecord] = field(default_factory=list)
@@ -76,9 +77,17 @@ class _Run:
     error: SotError | None = None
     first_expansion_token_s: float | None = None
 
-    @property
-    def points(self) -> list[str]:
-        return self.parser.points
+    def take_new_points(self) -> list[str]:
+        """Points the current attempt adds to the outline.
+
+        By position: a retried skeleton stream retells the outline from its start, and its first
+        points stand for the ones already kept (their expansions may be running). Only points past
+        those extend the outline, unless they repeat a kept one: one outline, never a merge of two.
+        """
+        known = {point.casefold() for point in self.points}
+        fresh = [p for p in self.parser.points[len(self.points) :] if p.casefold() not in known]
+        self.points.extend(fresh)
+        return fresh
 
 
 def _first_sot_error(group: BaseExceptionGroup[BaseException]) -> SotError | None:
@@ -218,12 +227,13 @@ class Orchestrator:
 
             def on_skeleton_delta(text: str) -> None:
                 emit(events.SkeletonDelta(text))
-                dispatch(run.parser.feed(text))
+                run.parser.feed(text)
+                dispatch(run.take_new_points())
 
             def on_skeleton_restart(attempt: int) -> None:
-                # Points already parsed stay (their expansions may be running); the cut line is
-                # dropped, and the parser drops the retried stream's repeats of known points.
-                run.parser.reset_stream()
+                # Points already kept stay (their expansions may be running); the new stream is
+                # parsed afresh and continues the outline after them (see take_new_points).
+                run.parser = SkeletonParser(max_points=opts.max_points, max_point_chars=opts.max_point_chars)
                 emit(events.SkeletonRestarted(attempt))
 
             request = ChatRequest(
@@ -248,7 +258,8 @@ class Orchestrator:
             else:
                 run.records.append(outcome.record)
                 skeleton_done_s = caller.now()
-                dispatch(run.parser.finish())
+                run.parser.finish()
+                dispatch(run.take_new_points())
                 if len(run.points) < constants.MIN_POINTS:
                     tg.cancel_scope.cancel()
                 else:

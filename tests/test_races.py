@@ -154,7 +154,7 @@ async def test_leaving_stream_early_closes_every_connection_to_a_real_server(fak
             async for event in answer_events:
                 if isinstance(event, events.ExpansionStarted):
                     break
-        assert await anyio.to_thread.run_sync(lambda: server.wait_for(lambda s: s.in_flight == 0, timeout=2.0))
+        assert await anyio.to_thread.run_sync(lambda: server.wait_for(lambda s: s.in_flight == 0, timeout=5.0))
 
 
 async def test_iterating_a_stream_without_entering_it_says_how() -> None:
@@ -218,3 +218,23 @@ async def test_an_error_in_the_consumers_block_comes_out_as_it_is() -> None:
             async with client.stream("q") as answer_events:
                 async for _ in answer_events:
                     raise KeyError("mine")
+
+
+async def test_a_skeleton_retry_continues_the_outline_by_position_without_repeats() -> None:
+    attempts: list[int] = []
+
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if kind(request) == "skeleton":
+            attempts.append(1)
+            if len(attempts) == 1:
+                yield "1. Alpha\n2. Beta\n3. Gam"
+                raise ProtocolError("the stream was cut")
+            yield "1. Other first\n2. Beta\n3. Gamma\n4. Alpha\n5. Delta\n"
+            return
+        yield "text."
+
+    async with sot.Client(backend=MockBackend(handler), mode="sot", max_retries=1) as client:
+        answer = await client.ask("q")
+    assert len(attempts) == 2
+    # The kept points stand; the retry's first two retell them; past them, only what is new.
+    assert answer.points == ["Alpha", "Beta", "Gamma", "Delta"]
