@@ -38,17 +38,34 @@ def _root(
     pass
 
 
-def fail(exc: BaseException, debug: bool) -> None:
-    """One line on stderr and the error's exit code; a traceback only with --debug."""
+def fail(exc: BaseException, debug: bool, as_json: bool = False) -> None:
+    """One line on stderr (with --json: one JSON object on stdout) and the error's exit code.
+
+    A traceback only with --debug.
+    """
     if debug:
         traceback.print_exception(exc)
     code = exc.exit_code if isinstance(exc, SotError) else 1
-    typer.echo(f"sot: error: {exc}", err=True)
+    if as_json:
+        error = {"type": type(exc).__name__, "message": str(exc), "exit_code": code}
+        typer.echo(json.dumps({"error": error}, ensure_ascii=False))
+    else:
+        typer.echo(f"sot: error: {exc}", err=True)
     raise typer.Exit(code)
 
 
 def read_question(question: str) -> str:
-    text = sys.stdin.read() if question == "-" else question
+    if question == "-":
+        try:
+            # Bytes, decoded strictly: Python's stdin may escape bad bytes instead of failing here.
+            text = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigurationError(
+                f"the question on stdin is not UTF-8 text ({exc.reason} at byte {exc.start}): "
+                "convert it first, e.g. iconv -f LATIN1 -t UTF-8"
+            ) from None
+    else:
+        text = question
     if not text.strip():
         raise ConfigurationError("the question is empty")
     return text.strip()
@@ -168,7 +185,7 @@ def ask(
         typer.echo("sot: interrupted", err=True)
         raise typer.Exit(130) from None
     except SotError as exc:
-        fail(exc, debug)
+        fail(exc, debug, as_json)
         return
     if as_json:
         typer.echo(json.dumps(answer, ensure_ascii=False))

@@ -116,3 +116,19 @@ def test_debug_logs_what_sot_does_and_is_quiet_without_it(fake) -> None:
     assert quiet.stdout == loud.stdout == "A sequential answer.\n"
     assert quiet.stderr == ""
     assert "falling back to sequential decoding" in loud.stderr
+
+
+def test_json_failures_are_one_json_object_and_bad_stdin_is_named(fake) -> None:
+    server = fake(lambda request: Reply(status=400, error_body={"error": {"message": "no such model"}}))
+    result = run_cli("ask", "--json", "--mode", "sequential", "--base-url", server.url, "--model", "m", "hi")
+    assert result.returncode == sot.BadRequestError.exit_code
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "BadRequestError" and error["exit_code"] == result.returncode
+    latin1 = subprocess.run(
+        [sys.executable, "-m", "sot", "ask", "--base-url", server.url, "--model", "m", "-"],
+        input="caf\xe9?".encode("latin-1"),
+        capture_output=True,
+        check=False,
+    )
+    assert latin1.returncode == sot.ConfigurationError.exit_code
+    assert b"not UTF-8" in latin1.stderr and len(server.requests) == 1
