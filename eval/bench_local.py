@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from sot.backends.base import ChatRequest
-from sot.backends.local import LocalBackend, LocalConfig
 
 import sot
+from sot.backends.base import ChatRequest
+from sot.backends.local import LocalBackend, LocalConfig
 from sot.constants import LOCAL_SKELETON_FREQUENCY_PENALTY
 from sot.templates import Message
 

@@ -11,8 +11,9 @@ import time
 
 import psutil
 import pytest
-from sot.backends.local import LocalBackend, LocalConfig
 from tests_support import QUESTION, llama_servers_since, require_binary
+
+from sot.backends.local import LocalBackend, LocalConfig
 
 pytestmark = [pytest.mark.local]
 

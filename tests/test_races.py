@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator, Callable
 
 import anyio
 import pytest
-from sot.backends.base import ChatRequest
-from sot.backends.mock import MockBackend
 
 import sot
 from sot import events
+from sot.backends.base import ChatRequest
+from sot.backends.mock import MockBackend
 from sot.errors import AuthenticationError, ProtocolError, RateLimitError, point_error
 from sot.fake_server import FakeServer, Handler, sot_script
 

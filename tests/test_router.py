@@ -9,9 +9,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from sot.backends.openai_compat import OpenAICompatBackend
 
 import sot
+from sot.backends.openai_compat import OpenAICompatBackend
 from sot.fake_server import Reply, sot_script
 from sot.router import LLMRouter
 from sot.router.evaluate import evaluate, load_labelled

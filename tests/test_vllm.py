@@ -16,11 +16,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+
+import sot
 from sot.backends.base import ChatRequest, Constraint
 from sot.backends.openai_compat import OpenAICompatBackend
 from sot.backends.vllm_server import VllmSettings, diagnose
-
-import sot
 from sot.fake_server import Reply, sot_script
 from sot.templates import Message
 
