@@ -18,7 +18,7 @@ from .events import Event
 from .options import Options
 from .orchestrator import Orchestrator
 from .result import Answer
-from .router import RulesRouter, make_router
+from .router import make_router
 from .templates import Prompts
 
 
@@ -127,9 +127,9 @@ class Client:
         return backend
 
     async def router(self) -> Any:
-        """The router these options select; the rules router needs no backend."""
-        if self.options.router == "rules":
-            return RulesRouter()
+        """The router these options select; only the LLM router needs a backend."""
+        if self.options.router != "llm":
+            return make_router(self.options, None, self._prompts)
         return make_router(self.options, await self.backend(), self._prompts)
 
     async def _orchestrator(self, overrides: dict[str, Any]) -> Orchestrator:
