@@ -19,6 +19,7 @@ from .options import Options
 from .orchestrator import Orchestrator
 from .result import Answer
 from .router import make_router
+from .router.learned import preload as preload_router
 from .templates import Prompts
 
 
@@ -81,6 +82,8 @@ class Client:
         self._lock = anyio.Lock()
         # One bound on requests in flight across every answer of this client (batch runs).
         self._limiter = anyio.CapacityLimiter(request_limit) if request_limit else None
+        if self.options.mode == "auto" and self.options.router == "learned":
+            preload_router()  # loads on a thread while the backend connects or starts
 
     def __repr__(self) -> str:
         return f"Client(backend={self._backend!r}, options={self.options!r})"

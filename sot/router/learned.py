@@ -84,6 +84,8 @@ def model() -> Model:
 
 def preload() -> None:
     """Load the model on a daemon thread so that it is ready when the first prompt arrives."""
+    if _model is not None:
+        return
 
     def load() -> None:
         try:
