@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
-import sot
 from sot.backends.base import ChatRequest
 from sot.backends.local import LocalBackend, LocalConfig
+
+import sot
 from sot.constants import LOCAL_SKELETON_FREQUENCY_PENALTY
 from sot.templates import Message
 
@@ -73,7 +73,11 @@ async def main(args: argparse.Namespace) -> None:
         await throughput(local, 1, 16)  # warm-up
         tps = {str(n): round(await throughput(local, n), 1) for n in (1, 4, 8)}
         results = []
-        options = {"temperature": 0, "max_parallel": 8, "skeleton_frequency_penalty": LOCAL_SKELETON_FREQUENCY_PENALTY}
+        options: dict[str, Any] = {
+            "temperature": 0,
+            "max_parallel": 8,
+            "skeleton_frequency_penalty": LOCAL_SKELETON_FREQUENCY_PENALTY,
+        }
         async with sot.Client(backend=local.backend, **options) as client:
             for i, row in enumerate(questions):
                 order = ["sot", "sequential"] if i % 2 == 0 else ["sequential", "sot"]

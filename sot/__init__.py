@@ -1,6 +1,14 @@
 """sot: Skeleton-of-Thought orchestration for faster LLM answers."""
 
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path as _Path
+
+# Installed, setuptools' package-dir puts backends/ and prompts/ inside this package. Run in place from a
+# source checkout (`python -m sot` in the repo root), they sit beside it: let sot.backends and sot.prompts
+# resolve there too, so a checkout behaves like the install.
+_here = _Path(__file__).resolve().parent
+if not (_here / "backends").is_dir() and (_here.parent / "backends" / "__init__.py").is_file():
+    __path__.append(str(_here.parent))
 
 from . import events
 from .client import Client, ask, stream

@@ -1,4 +1,5 @@
 """Batch runs, crash safety, resume, the shared request limit, reports and the judge."""
+# mypy: allow-untyped-defs, allow-incomplete-defs
 
 from __future__ import annotations
 

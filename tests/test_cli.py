@@ -1,4 +1,5 @@
 """The command line as a user runs it: a real process against the fake server."""
+# mypy: allow-untyped-defs, allow-incomplete-defs
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sot.fake_server import Reply, SeenRequest, sot_script
 CANARY = "sk-canary-0123456789abcdef"
 
 
-def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "sot", *args],
         input=stdin,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from sot.backends.local import LocalBackend, LocalConfig
 from tests_support import QUESTION, require_binary
 
 import sot
-from sot.backends.local import LocalBackend, LocalConfig
 
 pytestmark = [pytest.mark.local, pytest.mark.anyio]
 

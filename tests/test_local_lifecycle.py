@@ -11,9 +11,8 @@ import time
 
 import psutil
 import pytest
-from tests_support import QUESTION, llama_servers_since, require_binary
-
 from sot.backends.local import LocalBackend, LocalConfig
+from tests_support import QUESTION, llama_servers_since, require_binary
 
 pytestmark = [pytest.mark.local]
 

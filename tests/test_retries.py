@@ -1,4 +1,5 @@
 """Each retry rule against real HTTP faults; gaps are measured on the server's clock."""
+# mypy: allow-untyped-defs, allow-incomplete-defs
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ from collections.abc import Callable
 import pytest
 
 import sot
-from sot.fake_server import Reply, SeenRequest, sot_script
+from sot.fake_server import Fault, Reply, SeenRequest, sot_script
 
 pytestmark = pytest.mark.anyio
 
 POINTS = ["Alpha point", "Beta point", "Gamma point"]
 
 
-def faulty_point(point: int, faults: list[Reply], full: str = "The full text of the second point.") -> Callable:
+def faulty_point(point: int, faults: list[Reply], full: str = "The full text of the second point.") -> Callable[[SeenRequest], Reply]:
     """Expansion `point` answers with `faults` first (one per attempt), then with `full`."""
     base = sot_script(POINTS)
     remaining = list(faults)
@@ -80,7 +81,7 @@ async def test_client_errors_are_never_retried(fake, status: int) -> None:
 
 
 @pytest.mark.parametrize("fault", ["reset", "malformed", "cut"])
-async def test_broken_streams_are_retried_without_duplicated_text(fake, fault: str) -> None:
+async def test_broken_streams_are_retried_without_duplicated_text(fake, fault: Fault) -> None:
     server = fake(faulty_point(2, [Reply("The full text of the second point.", fault=fault, fault_after=3)]))
     answer = await ask(server)
     assert len(attempts(server, 2)) == 2

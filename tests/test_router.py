@@ -1,5 +1,6 @@
 """The routers: the learned default and the rules on both classes, other languages, odd inputs, the
 hard cases, labelled sets, calibration, the threshold, lazy loading, the LLM router, auto mode."""
+# mypy: allow-untyped-defs, allow-incomplete-defs
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from sot.backends.openai_compat import OpenAICompatBackend
 
 import sot
 from sot.fake_server import Reply, sot_script
@@ -220,7 +222,7 @@ def test_cli_route_and_eval(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("reply", "mode"), [("Yes.", "sot"), ("no", "sequential")])
 async def test_llm_router_follows_the_model(fake, reply: str, mode: str) -> None:
     server = fake(lambda request: Reply(reply))
-    backend = sot.backends.OpenAICompatBackend(server.url, "m")
+    backend = OpenAICompatBackend(server.url, "m")
     try:
         decision = await LLMRouter(backend, Prompts()).route("What are tips for sleep?")
     finally:
@@ -233,7 +235,7 @@ async def test_llm_router_follows_the_model(fake, reply: str, mode: str) -> None
 async def test_llm_router_falls_back_to_rules_when_unclear_or_failing(fake) -> None:
     replies = iter([Reply("perhaps"), Reply(status=400)])
     server = fake(lambda request: next(replies))
-    backend = sot.backends.OpenAICompatBackend(server.url, "m")
+    backend = OpenAICompatBackend(server.url, "m")
     try:
         unclear = await LLMRouter(backend, Prompts()).route("Solve 2x + 1 = 5")
         failing = await LLMRouter(backend, Prompts()).route("What are the benefits of tea?")

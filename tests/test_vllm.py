@@ -1,5 +1,6 @@
 """The vLLM backend without a GPU: option mapping, launcher lifecycle against a stand-in, structured
 outputs, and failover across endpoints. The real thing is marked gpu and skipped without one."""
+# mypy: allow-untyped-defs, allow-incomplete-defs
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ from pathlib import Path
 
 import psutil
 import pytest
-
-import sot
 from sot.backends.base import ChatRequest, Constraint
 from sot.backends.openai_compat import OpenAICompatBackend
 from sot.backends.vllm_server import VllmSettings, diagnose
+
+import sot
 from sot.fake_server import Reply, sot_script
 from sot.templates import Message
 

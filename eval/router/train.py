@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold
+from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
+from sklearn.model_selection import GroupKFold  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -39,7 +39,8 @@ BINS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
 
 
 def featurise(prompts: list[str], emb: _features.Embeddings) -> np.ndarray:
-    return np.stack([_features.vector(p, emb)[0] for p in prompts])
+    stacked: np.ndarray = np.stack([_features.vector(p, emb)[0] for p in prompts])
+    return stacked
 
 
 def fit(x: np.ndarray, y: np.ndarray, c: float) -> LogisticRegression:
