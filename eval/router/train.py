@@ -39,8 +39,7 @@ BINS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
 
 
 def featurise(prompts: list[str], emb: _features.Embeddings) -> np.ndarray:
-    stacked: np.ndarray = np.stack([_features.vector(p, emb)[0] for p in prompts])
-    return stacked
+    return np.vstack([_features.vector(p, emb)[0] for p in prompts])
 
 
 def fit(x: np.ndarray, y: np.ndarray, c: float) -> LogisticRegression:
@@ -54,7 +53,8 @@ def platt(margins: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+    p: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+    return p
 
 
 def rates(p: np.ndarray, y: np.ndarray, cut: float) -> dict[str, float]:

@@ -41,4 +41,14 @@ def make_router(options: Options, backend: Backend | None, prompts: Prompts) -> 
     return LearnedRouter()
 
 
-__all__ = ["LLMRouter", "LearnedRouter", "Route", "Router", "RulesRouter", "make_router", "route", "route_learned", "route_rules"]
+__all__ = [
+    "LLMRouter",
+    "LearnedRouter",
+    "Route",
+    "Router",
+    "RulesRouter",
+    "make_router",
+    "route",
+    "route_learned",
+    "route_rules",
+]
