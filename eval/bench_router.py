@@ -5,8 +5,10 @@
 Load time is taken in fresh interpreters (median of 5): `import sot`, then the learned model's
 first load (numpy, tokenizer, token vectors, weights). Per-prompt time is the median over every
 prompt of every set, after load. Sets: the corpus' test split (held-out templates), vicuna80
-(development only), the project's eval/prompts sets, and eval/router/fresh_after_training.jsonl
-(61 prompts written after training and scored without any change afterwards).
+(development only), the project's eval/prompts sets, and two sets written by hand after training
+and never trained or tuned on: eval/router/fresh_after_training.jsonl (61 prompts, written after
+the first model; the corpus then grew two task types for vicuna80's misroutes, not for this set)
+and eval/router/fresh2_after_final_training.jsonl (45 prompts, written after the final model).
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ def sets() -> dict[str, list[tuple[str, str]]]:
         out["vicuna80"] = load_labelled(vicuna)
     for path in sorted((ROOT / "eval" / "prompts").glob("router_*.jsonl")):
         out[path.stem] = load_labelled(path)
-    out["fresh, written after training"] = load_labelled(ROOT / "eval" / "router" / "fresh_after_training.jsonl")
+    here = ROOT / "eval" / "router"
+    out["fresh set 1 (after the first model)"] = load_labelled(here / "fresh_after_training.jsonl")
+    out["fresh set 2 (after the final model)"] = load_labelled(here / "fresh2_after_final_training.jsonl")
     return out
 
 

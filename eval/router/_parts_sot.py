@@ -309,6 +309,46 @@ SOT_TASKS: dict[str, dict[str, list[str]]] = {
         ],
         "ctx": CONTEXTS,
     },
+    "situation_options": {
+        "templates": [
+            "{sit} {sit2} What options do I have, and what are the trade-offs of each?",
+            "{sit} {sit2} What should I consider before deciding?",
+            "Long story short: {sit} {sit2} What would you suggest I look into?",
+            "{sit} {sit2} How can I handle this situation? Any advice is welcome.",
+            "{sit} {sit2} What are the things I should be careful about here?",
+        ],
+        "sit": [
+            "My landlord wants to raise the rent by 25% when our lease ends in March.",
+            "I got two job offers, one at a startup and one at a bank, and I have to answer by Friday.",
+            "My elderly father refuses to stop driving even though his eyesight is getting worse.",
+            "Our team lead quit suddenly and I've been asked to cover for her without a raise.",
+            "I inherited a small apartment in a city I don't live in.",
+            "My 15-year-old wants to drop out of school to become a full-time gamer.",
+            "The restaurant I own lost a third of its customers after a new chain opened across the street.",
+            "I have about 15k in credit card debt and a stable but modest salary.",
+        ],
+        "sit2": [
+            "I don't want to damage the relationship.", "Money is tight right now.", "I've never dealt with this before.",
+            "My partner and I disagree about what to do.", "I'd like to decide within a month.", "",
+        ],
+    },
+    "generate_list_items": {
+        "templates": [
+            "Generate a list of {n} {items}.",
+            "Name {n} {items} and say in a sentence why each one is worth it.",
+            "Suggest {n} {items}. {ctx}",
+            "Can you come up with {n} {items}?",
+            "I need {n} {items} - variety please.",
+        ],
+        "n": ["five", "seven", "ten", "a few", "several", "8"],
+        "items": [
+            "name ideas for a neighbourhood bakery", "books every new manager should read", "day trips from Lisbon",
+            "icebreaker questions for a workshop", "science fair project ideas for 12-year-olds", "cheap date ideas",
+            "podcast topics about personal finance", "indoor plants that survive low light", "board games for families",
+            "habits that help with focus", "questions to ask at the end of a job interview", "uses for an old smartphone",
+        ],
+        "ctx": CONTEXTS,
+    },
     "guide_howto_generic": {
         "templates": [
             "How do I {task}? I'm a total beginner.",

@@ -34,7 +34,7 @@ CORPUS = ROOT / "eval" / "router" / "corpus.jsonl"
 MODEL_OUT = ROOT / "sot" / "router" / constants.ROUTER_MODEL_FILE
 RESULTS = ROOT / "eval" / "results"
 VICUNA = ROOT.parent / "shared" / "data" / "vicuna80.jsonl"
-C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0)
+C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 BINS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
 
 
