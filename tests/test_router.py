@@ -173,6 +173,15 @@ def test_importing_sot_does_not_load_the_model_or_numpy() -> None:
     assert out.stdout.split() == ["False", "False", "None"]
 
 
+def test_the_model_loads_once_even_when_asked_from_many_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        models = list(pool.map(lambda _: sot.router.learned.model(), range(8)))
+    assert all(m is models[0] for m in models)
+    assert models[0].weights.shape[0] == 2 * models[0].embeddings.vectors.shape[1] + len(sot.router.rules.CUES) + len(sot.router._features.STRUCTURE)
+
+
 def test_the_shipped_model_is_small_and_offline() -> None:
     model_file = ROOT / "sot" / "router" / "router_model.json"
     assert model_file.stat().st_size < 1_000_000

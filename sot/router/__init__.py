@@ -7,6 +7,7 @@ loaded lazily), the rules (regular-expression cues, no load at all) and the LLM 
 from __future__ import annotations
 
 from ..backends.base import Backend
+from ..errors import ConfigurationError
 from ..options import Options
 from ..templates import Prompts
 from .learned import LearnedRouter, route_learned
@@ -34,7 +35,7 @@ def make_router(options: Options, backend: Backend | None, prompts: Prompts) -> 
     """The router `options.router` names; only the LLM router needs a backend."""
     if options.router == "llm":
         if backend is None:
-            raise ValueError("the LLM router needs a backend")
+            raise ConfigurationError("the LLM router needs a backend: give --base-url, or use --router learned")
         return LLMRouter(backend, prompts)
     if options.router == "rules":
         return RulesRouter()
