@@ -22,7 +22,7 @@ from filelock import FileLock, Timeout
 from sot import constants
 from sot.errors import LocalServerError
 
-from .llama_server import ServerSettings, find_binary, llama_server, sibling_tool
+from .llama_server import ServerSettings, find_server, llama_server
 from .model_files import cache_dir, resolve_model, say
 from .openai_compat import OpenAICompatBackend
 from .process import ManagedServer
@@ -37,11 +37,19 @@ class LocalConfig:
     binary: str | None = None
     slots: int = constants.DEFAULT_MAX_PARALLEL
     threads: int | None = None
+    gpu_layers: int | None = None
 
     def settings(self) -> ServerSettings:
-        binary = find_binary(self.binary)
-        model = resolve_model(self.gguf, sibling_tool(binary, "llama-quantize"))
-        return ServerSettings(binary=binary, gguf=model, slots=self.slots, threads=self.threads)
+        program = find_server(self.binary)
+        model = resolve_model(self.gguf, program.tool("llama-quantize"))
+        return ServerSettings(program, model, self.slots, threads=self.threads, gpu_layers=self.gpu_layers)
+
+
+def _server_lock() -> FileLock:
+    # Not bound to a thread: a contended lock is taken in a worker thread and released from the
+    # event loop's; a per-thread lock (filelock's default) would ignore that release and keep the
+    # file locked, so the next command in this process would wait forever.
+    return FileLock(str(cache_dir() / LOCK_NAME), thread_local=False)
 
 
 def _state_path() -> Path:
@@ -111,7 +119,7 @@ class LocalBackend:
         url = await anyio.to_thread.run_sync(advertised_url)
         if url:
             return cls(_backend(url), None, None)
-        lock = FileLock(str(cache_dir() / LOCK_NAME))
+        lock = _server_lock()
         if not await _acquire(lock):
             url = await anyio.to_thread.run_sync(advertised_url)
             return cls(_backend(url or ""), None, None)
@@ -133,7 +141,7 @@ class LocalBackend:
 
 async def serve_forever(config: LocalConfig) -> None:
     """``sot serve``: run the local server in the foreground and advertise it until interrupted."""
-    lock = FileLock(str(cache_dir() / LOCK_NAME))
+    lock = _server_lock()
     if advertised_url():
         raise LocalServerError("a local server is already running (sot serve)")
     if not await _acquire(lock):

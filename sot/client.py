@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
 from typing import Any
 
 import anyio
 import httpx
+from anyio.streams.memory import MemoryObjectSendStream
 
 from . import constants
 from .backends.base import Backend
@@ -45,6 +48,68 @@ async def discover_model(base_url: str, api_key: str | None) -> str:
             f"no model given (--model / {constants.ENV_MODEL}) and the server lists {len(models)} models"
         )
     return str(models[0])
+
+
+class AnswerStream:
+    """The events of one answer as it forms, as an async context manager (like httpx's ``stream()``).
+
+    ::
+
+        async with client.stream("How do I learn Rust?") as answer_events:
+            async for event in answer_events:
+                if isinstance(event, sot.events.AnswerText):
+                    print(event.text, end="")
+        print(answer_events.answer.timings.total_s)
+
+    The block can be left at any event (``break``, ``return``, an exception): the calls still in flight
+    are cancelled and their connections closed. A failed answer raises its ``SotError`` from the loop.
+    After a complete answer, ``answer`` holds it.
+    """
+
+    def __init__(self, start: Callable[[], Awaitable[Orchestrator]], question: str) -> None:
+        self._start = start
+        self._question = question
+        self._error: SotError | None = None
+        self.answer: Answer | None = None
+
+    async def __aenter__(self) -> AnswerStream:
+        orchestrator = await self._start()
+        send, self._receive = anyio.create_memory_object_stream[Event](math.inf)
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._group.start_soon(self._produce, orchestrator, send)
+        return self
+
+    async def _produce(self, orchestrator: Orchestrator, send: MemoryObjectSendStream[Event]) -> None:
+        async with send:
+            try:
+                self.answer = await orchestrator.run(self._question, send.send_nowait)
+            except SotError as exc:
+                self._error = exc
+
+    def __aiter__(self) -> AnswerStream:
+        if not hasattr(self, "_group"):
+            raise TypeError("use `async with client.stream(question) as events:` and iterate over `events`")
+        return self
+
+    async def __anext__(self) -> Event:
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            if self._error is not None:
+                raise self._error from None
+            raise StopAsyncIteration from None
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        # Leaving early cancels the answer's calls; after a complete answer there is nothing left to cancel.
+        # The producer raises nothing (it keeps its SotError for the loop), so the block's own exception,
+        # if any, is the only one: let it through as it is, not wrapped in an ExceptionGroup.
+        self._group.cancel_scope.cancel()
+        self._receive.close()
+        await self._group.__aexit__(None, None, None)
+        return None
 
 
 class Client:
@@ -93,6 +158,11 @@ class Client:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    @property
+    def uses_local_backend(self) -> bool:
+        """Whether answers come from the embedded local server (no base URL and no backend given)."""
+        return self._backend is None and not self._base_urls
 
     async def backend(self) -> Backend:
         async with self._lock:
@@ -147,28 +217,12 @@ class Client:
         orchestrator = await self._orchestrator(overrides)
         return await orchestrator.run(question)
 
-    async def stream(self, question: str, **overrides: Any) -> AsyncIterator[Event]:
-        """Yield events while the answer forms; the last one is ``AnswerDone``.
+    def stream(self, question: str, **overrides: Any) -> AnswerStream:
+        """The answer's events as it forms (the last is ``AnswerDone``): ``async with client.stream(q) as events``.
 
-        Close it with ``contextlib.aclosing`` if you stop iterating early.
+        Keyword arguments override this client's options for this call. See ``AnswerStream``.
         """
-        orchestrator = await self._orchestrator(overrides)
-        send, receive = anyio.create_memory_object_stream[Event](math.inf)
-        failure: list[SotError] = []
-
-        async def produce() -> None:
-            async with send:
-                try:
-                    await orchestrator.run(question, send.send_nowait)
-                except SotError as exc:
-                    failure.append(exc)
-
-        async with anyio.create_task_group() as tg, receive:
-            tg.start_soon(produce)
-            async for event in receive:
-                yield event
-        if failure:
-            raise failure[0]
+        return AnswerStream(lambda: self._orchestrator(overrides), question)
 
     async def aclose(self) -> None:
         owned, self._owned = self._owned, []
@@ -182,8 +236,8 @@ async def ask(question: str, **kwargs: Any) -> Answer:
         return await client.ask(question)
 
 
-async def stream(question: str, **kwargs: Any) -> AsyncIterator[Event]:
-    """Events of one answer with a throwaway ``Client``."""
-    async with Client(**kwargs) as client:
-        async for event in client.stream(question):
-            yield event
+@asynccontextmanager
+async def stream(question: str, **kwargs: Any) -> AsyncIterator[AnswerStream]:
+    """The events of one answer with a throwaway ``Client``: ``async with sot.stream(q, ...) as events``."""
+    async with Client(**kwargs) as client, client.stream(question) as answer_events:
+        yield answer_events

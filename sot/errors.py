@@ -18,11 +18,25 @@ JSON) are mapped to it in one place, ``sot.backends.openai_compat._map_error``::
     ├── SkeletonError               no skeleton could be obtained
     └── PointError                  an expansion failed after its retries (names the point)
 
+A failed skeleton or point call is raised as its stage *and* its cause: ``stage_error`` builds an
+error that is both a ``PointError`` (or ``SkeletonError``) and the cause's class, so a rate-limited
+expansion is caught by ``except sot.RateLimitError`` as well as by ``except sot.PointError``, and
+its exit code is the cause's. Every error pickles with its attributes (batch workers, proxies).
+
 Messages never carry URLs, headers or API keys: the mapping builds them from status codes and
 sanitised server text only.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+
+def _rebuild(cls: type[SotError], args: tuple[Any, ...], state: dict[str, Any]) -> SotError:
+    error = Exception.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class SotError(Exception):
@@ -30,16 +44,26 @@ class SotError(Exception):
 
     exit_code = 1
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take keyword arguments that Exception's default pickling drops.
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
 
 class ConfigurationError(SotError):
+    """Bad options, a missing model, an unreadable template directory."""
+
     exit_code = 2
 
 
 class TemplateError(SotError):
+    """A prompt template failed to render."""
+
     exit_code = 2
 
 
 class BackendError(SotError):
+    """A call to a model server failed (after its retries)."""
+
     exit_code = 3
     retryable = False
 
@@ -49,15 +73,21 @@ class BackendError(SotError):
 
 
 class BackendConnectionError(BackendError):
+    """The connection was refused or reset, or the host was not found."""
+
     retryable = True
 
 
 class BackendTimeoutError(BackendError):
+    """The call's total deadline passed (stalls included)."""
+
     exit_code = 4
     retryable = True
 
 
 class RateLimitError(BackendError):
+    """429, or a Retry-After beyond the cap."""
+
     exit_code = 5
     retryable = True
 
@@ -67,14 +97,20 @@ class RateLimitError(BackendError):
 
 
 class AuthenticationError(BackendError):
+    """401 or 403: the key is missing, wrong or not allowed this model."""
+
     exit_code = 6
 
 
 class BadRequestError(BackendError):
+    """400, 404, 422 and other 4xx: the request itself is wrong; never retried."""
+
     exit_code = 7
 
 
 class ServerError(BackendError):
+    """5xx."""
+
     retryable = True
 
     def __init__(self, message: str, *, status_code: int | None = None, retry_after: float | None = None) -> None:
@@ -83,22 +119,86 @@ class ServerError(BackendError):
 
 
 class ProtocolError(BackendError):
+    """A malformed response, or a stream cut before its end."""
+
     retryable = True
 
 
 class LocalServerError(SotError):
+    """The embedded llama.cpp server could not be found or started."""
+
     exit_code = 8
 
 
 class SkeletonError(SotError):
+    """No skeleton could be obtained."""
+
     exit_code = 9
 
 
 class PointError(SotError):
+    """An expansion failed after its retries; ``index`` and ``title`` name the point."""
+
     exit_code = 10
+    index: int
+    title: str
 
     def __init__(self, index: int, title: str, cause: BaseException) -> None:
         super().__init__(f"point {index + 1} ({title!r}) failed: {cause}")
         self.index = index
         self.title = title
-        self.cause = cause
+        self.__cause__ = cause
+
+    @property
+    def cause(self) -> BaseException | None:
+        """The error that failed the point (not kept across pickling: its message is in ours)."""
+        return self.__cause__
+
+
+_STAGED: dict[tuple[type[SotError], type[SotError]], type[SotError]] = {}
+
+
+def _staged_class(stage: type[SotError], cause: type[SotError]) -> type[SotError]:
+    """The class that is both `stage` and `cause` (made once per pair), with the cause's exit code."""
+    if issubclass(cause, stage):
+        return cause
+    key = (stage, cause)
+    if key not in _STAGED:
+        name = f"{stage.__name__}[{cause.__name__}]"
+
+        def reduce(self: SotError) -> tuple[Any, ...]:
+            # The class exists only at run time: unpickling rebuilds it from its two parts.
+            return (_rebuild_staged, (stage, cause, self.args, self.__dict__))
+
+        namespace = {"exit_code": cause.exit_code, "__module__": __name__, "__reduce__": reduce}
+        _STAGED[key] = type(name, (stage, cause), namespace)
+    return _STAGED[key]
+
+
+def _rebuild_staged(
+    stage: type[SotError], cause: type[SotError], args: tuple[Any, ...], state: dict[str, Any]
+) -> SotError:
+    return _rebuild(_staged_class(stage, cause), args, state)
+
+
+def stage_error(stage: type[SotError], message: str, cause: BaseException, **attributes: Any) -> SotError:
+    """`message` as an error of `stage` that keeps `cause`'s class, attributes and exit code."""
+    cause_class = type(cause) if isinstance(cause, SotError) else SotError
+    cls = _staged_class(stage, cause_class)
+    error = Exception.__new__(cls)
+    Exception.__init__(error, message)
+    if isinstance(cause, SotError):
+        error.__dict__.update(cause.__dict__)
+    error.__dict__.update(attributes)
+    error.__cause__ = cause
+    return error
+
+
+def point_error(index: int, title: str, cause: BaseException) -> SotError:
+    """A failed expansion: a ``PointError`` naming the point, and still the cause's class."""
+    return stage_error(PointError, f"point {index + 1} ({title!r}) failed: {cause}", cause, index=index, title=title)
+
+
+def skeleton_error(cause: BaseException) -> SotError:
+    """A failed skeleton call: a ``SkeletonError``, and still the cause's class."""
+    return stage_error(SkeletonError, f"the skeleton call failed: {cause}", cause)

@@ -1,4 +1,10 @@
-"""Typed events that ``sot.stream`` yields while an answer forms."""
+"""Typed events that ``sot.stream`` yields while an answer forms.
+
+Two kinds: *progress* events (``SkeletonDelta``, ``ExpansionDelta``, ``TextDelta`` and their
+``...Restarted`` companions) show raw model output as it arrives, retries included, for live views;
+``AnswerText`` carries the answer itself, final and in reading order: the concatenation of every
+``AnswerText`` of an answer is exactly ``Answer.text``. Print ``AnswerText`` to show the answer.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,8 @@ class ModeChosen:
 
 @dataclass(frozen=True)
 class SkeletonDelta:
+    """Raw skeleton text as it streams (progress: a retry may restart it)."""
+
     text: str
 
 
@@ -29,22 +37,30 @@ class SkeletonRestarted:
 
 @dataclass(frozen=True)
 class SkeletonPoint:
+    """A skeleton point became known (with pipelining, its expansion starts now)."""
+
     index: int
     title: str
 
 
 @dataclass(frozen=True)
 class SkeletonDone:
+    """The skeleton is complete and has enough points for SoT."""
+
     points: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class ExpansionStarted:
+    """Point `index` got a slot and its expansion call began."""
+
     index: int
 
 
 @dataclass(frozen=True)
 class ExpansionDelta:
+    """Raw expansion text of point `index` as it streams (progress: a retry may restart it)."""
+
     index: int
     text: str
 
@@ -59,6 +75,8 @@ class ExpansionRestarted:
 
 @dataclass(frozen=True)
 class PointDone:
+    """Point `index` is final: its cleaned expansion, or its title when it failed."""
+
     index: int
     text: str
     failed: bool = False
@@ -66,22 +84,23 @@ class PointDone:
 
 
 @dataclass(frozen=True)
-class OrderedText:
-    """Answer text in reading order: point `index` may stream live only once all before it are done."""
+class TextDelta:
+    """Raw text of a sequential answer as it streams (progress: a retry may restart it)."""
 
-    index: int
     text: str
 
 
 @dataclass(frozen=True)
-class TextDelta:
-    """Answer text of a sequential answer."""
+class AnswerText:
+    """Final answer text in reading order, never taken back; together they are ``Answer.text``."""
 
     text: str
 
 
 @dataclass(frozen=True)
 class AnswerDone:
+    """The answer is complete (always the last event of a successful answer)."""
+
     answer: Answer
 
 
@@ -95,7 +114,7 @@ Event = (
     | ExpansionDelta
     | ExpansionRestarted
     | PointDone
-    | OrderedText
     | TextDelta
+    | AnswerText
     | AnswerDone
 )

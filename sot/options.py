@@ -13,6 +13,8 @@ RequestedMode = Literal["auto", "sot", "sequential"]
 
 @dataclass(frozen=True)
 class RetryPolicy:
+    """How the one retry loop retries a call: attempts, per-attempt deadline, backoff."""
+
     max_retries: int = constants.DEFAULT_MAX_RETRIES
     timeout_s: float = constants.DEFAULT_TIMEOUT_S
     retry_after_cap_s: float = constants.RETRY_AFTER_CAP_S
@@ -23,6 +25,8 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class Options:
+    """Options of one answer (the keyword arguments of ``Client``, ``ask`` and ``stream``), validated once."""
+
     mode: RequestedMode = "auto"
     max_points: int = constants.DEFAULT_MAX_POINTS
     max_point_chars: int = constants.MAX_POINT_CHARS

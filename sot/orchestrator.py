@@ -7,10 +7,14 @@ its own retries and deadline, and the answer is stitched in skeleton order.
 
 A failing point does not cancel its siblings by itself: it is caught per point, then either sinks
 the answer with a ``PointError`` naming it (the default) or is kept as its title (allow_partial).
+
+The answer's text is owned by a ``Draft`` (sot/_draft.py): the orchestrator tells it when a point is
+final or the outline complete, and every view reads the text it commits.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,20 +23,24 @@ from typing import Any, Protocol
 import anyio
 
 from . import constants, events
+from ._draft import Draft
+from ._sanitize import sanitize
 from .backends.base import Backend, ChatRequest, Constraint
 from .calls import Caller
-from .errors import PointError, SkeletonError, SotError
+from .errors import SotError, point_error, skeleton_error
 from .options import Options
-from .ordering import OrderedEmitter
 from .result import Answer, CallRecord, Usage
 from .router.route import Route
 from .skeleton import SkeletonParser
 from .templates import SKELETON_GRAMMAR, Prompts, shared_prefix_fraction
 
 Emit = Callable[[events.Event], None]
+log = logging.getLogger("sot.orchestrator")
 
 
 class Router(Protocol):
+    """Decides per question: SoT or sequential."""
+
     async def route(self, question: str) -> Route: ...
 
 
@@ -54,20 +62,14 @@ def tidy_expansion(text: str, title: str, index: int) -> str:
     return text.strip()
 
 
-def stitch(points: list[str], expansions: list[str]) -> str:
-    lines = []
-    for i, (title, body) in enumerate(zip(points, expansions, strict=True)):
-        head = title.rstrip(".:; ")
-        lines.append(f"{i + 1}. {head}: {body}" if body and body != title else f"{i + 1}. {head}")
-    return "\n".join(lines)
-
-
 @dataclass
 class _Run:
     """The mutable state of one SoT answer."""
 
     question: str
-    parser: SkeletonParser
+    parser: SkeletonParser  # of the current skeleton attempt
+    draft: Draft
+    points: list[str] = field(default_factory=list)  # the outline: points kept across attempts, in order
     expansions: dict[int, str] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
     records: list[CallRecord] = field(default_factory=list)
@@ -75,12 +77,31 @@ class _Run:
     error: SotError | None = None
     first_expansion_token_s: float | None = None
 
-    @property
-    def points(self) -> list[str]:
-        return self.parser.points
+    def take_new_points(self) -> list[str]:
+        """Points the current attempt adds to the outline.
+
+        By position: a retried skeleton stream retells the outline from its start, and its first
+        points stand for the ones already kept (their expansions may be running). Only points past
+        those extend the outline, unless they repeat a kept one: one outline, never a merge of two.
+        """
+        known = {point.casefold() for point in self.points}
+        fresh = [p for p in self.parser.points[len(self.points) :] if p.casefold() not in known]
+        self.points.extend(fresh)
+        return fresh
+
+
+def _first_sot_error(group: BaseExceptionGroup[BaseException]) -> SotError | None:
+    for error in group.exceptions:
+        if isinstance(error, SotError):
+            return error
+        if isinstance(error, BaseExceptionGroup) and (found := _first_sot_error(error)) is not None:
+            return found
+    return None
 
 
 class Orchestrator:
+    """Answers one question at a time against `backend`: routing, skeleton, expansions, stitching."""
+
     def __init__(
         self,
         backend: Backend,
@@ -104,14 +125,29 @@ class Orchestrator:
         )
 
     async def run(self, question: str, emit: Emit = _no_emit) -> Answer:
+        """The answer to `question`; `emit` sees its events as it forms. Raises only ``SotError``."""
+        try:
+            return await self._run(question, emit)
+        except BaseExceptionGroup as group:
+            # Task groups wrap what their tasks raise; the caller is promised a SotError. Anything
+            # else in the group is a bug and stays visible.
+            sot_errors, others = group.split(SotError)
+            if others is not None or sot_errors is None:
+                raise
+            found = _first_sot_error(sot_errors)
+            assert found is not None
+            raise found from None
+
+    async def _run(self, question: str, emit: Emit) -> Answer:
         caller = Caller(self.backend, self.options.retry_policy, limiter=self.limiter)
+        draft = Draft(emit)
         mode, reason, route = await self._decide(question)
         route_s = caller.now() if route is not None else None
         if mode == "sot":
-            answer = await self._sot(question, caller, emit, reason)
+            answer = await self._sot(question, caller, emit, draft, reason)
         else:
             emit(events.ModeChosen("sequential", reason))
-            answer = await self._sequential(question, caller, emit, reason, [])
+            answer = await self._sequential(question, caller, emit, draft, reason, [])
         answer.route = route
         answer.timings.route_s = route_s
         answer.requested_mode = self.options.mode
@@ -140,7 +176,7 @@ class Orchestrator:
         )
 
     async def _sequential(
-        self, question: str, caller: Caller, emit: Emit, reason: str, calls: list[CallRecord]
+        self, question: str, caller: Caller, emit: Emit, draft: Draft, reason: str, calls: list[CallRecord]
     ) -> Answer:
         request = ChatRequest(
             self.prompts.sequential(question),
@@ -148,23 +184,28 @@ class Orchestrator:
             temperature=self.options.temperature,
             seed=self.options.seed,
         )
-        outcome = await caller.call(
-            request,
-            purpose="sequential",
-            on_delta=lambda text: emit(events.TextDelta(text)),
-            on_restart=lambda attempt: emit(events.ExpansionRestarted(-1, attempt)),
-        )
+
+        def on_delta(text: str) -> None:
+            emit(events.TextDelta(text))
+            draft.sequential_delta(text)
+
+        def on_restart(attempt: int) -> None:
+            emit(events.ExpansionRestarted(-1, attempt))
+            draft.sequential_restart()
+
+        outcome = await caller.call(request, purpose="sequential", on_delta=on_delta, on_restart=on_restart)
+        draft.sequential_final(outcome.text)
         answer = self._answer(question, "sequential", reason, [*calls, outcome.record])
-        answer.text = outcome.text.strip()
+        answer.text = draft.text
         answer.timings.first_token_s = outcome.record.first_token_s
         answer.timings.first_content_s = outcome.record.first_token_s
         return answer
 
-    async def _sot(self, question: str, caller: Caller, emit: Emit, reason: str) -> Answer:
+    async def _sot(self, question: str, caller: Caller, emit: Emit, draft: Draft, reason: str) -> Answer:
         opts = self.options
-        run = _Run(question, SkeletonParser(max_points=opts.max_points, max_point_chars=opts.max_point_chars))
+        parser = SkeletonParser(max_points=opts.max_points, max_point_chars=opts.max_point_chars)
+        run = _Run(question, parser, draft)
         limiter = anyio.CapacityLimiter(opts.max_parallel)
-        ordered = OrderedEmitter(emit)
         emit(events.ModeChosen("sot", reason))
         skeleton_done_s: float | None = None
         started: set[int] = set()
@@ -174,24 +215,25 @@ class Orchestrator:
             def dispatch(new_points: list[str]) -> None:
                 first = len(run.points) - len(new_points)
                 for index, point in enumerate(new_points, start=first):
-                    emit(events.SkeletonPoint(index, point))
-                    ordered.add_point(index)
+                    emit(events.SkeletonPoint(index, sanitize(point)))
+                    draft.add_point(sanitize(point))
                     if opts.pipeline:
                         start(index)
 
             def start(index: int) -> None:
                 if index not in started:
                     started.add(index)
-                    tg.start_soon(self._expand, run, index, caller, limiter, emit, ordered, tg.cancel_scope)
+                    tg.start_soon(self._expand, run, index, caller, limiter, emit, tg.cancel_scope)
 
             def on_skeleton_delta(text: str) -> None:
                 emit(events.SkeletonDelta(text))
-                dispatch(run.parser.feed(text))
+                run.parser.feed(text)
+                dispatch(run.take_new_points())
 
             def on_skeleton_restart(attempt: int) -> None:
-                # Points already parsed stay (their expansions may be running); the cut line is
-                # dropped, and the parser drops the retried stream's repeats of known points.
-                run.parser.reset_stream()
+                # Points already kept stay (their expansions may be running); the new stream is
+                # parsed afresh and continues the outline after them (see take_new_points).
+                run.parser = SkeletonParser(max_points=opts.max_points, max_point_chars=opts.max_point_chars)
                 emit(events.SkeletonRestarted(attempt))
 
             request = ChatRequest(
@@ -211,17 +253,18 @@ class Orchestrator:
                     require_text=False,
                 )
             except SotError as exc:
-                run.error = SkeletonError(f"the skeleton call failed: {exc}")
+                run.error = skeleton_error(exc)
                 tg.cancel_scope.cancel()
             else:
                 run.records.append(outcome.record)
                 skeleton_done_s = caller.now()
-                dispatch(run.parser.finish())
+                run.parser.finish()
+                dispatch(run.take_new_points())
                 if len(run.points) < constants.MIN_POINTS:
                     tg.cancel_scope.cancel()
                 else:
                     emit(events.SkeletonDone(tuple(run.points)))
-                    ordered.close_points()
+                    draft.outline_complete()
                     for index in range(len(run.points)):
                         start(index)
 
@@ -229,19 +272,21 @@ class Orchestrator:
             raise run.error
         if len(run.points) < constants.MIN_POINTS:
             why = f"the skeleton had {len(run.points)} usable point(s); answered sequentially instead"
+            log.info("falling back to sequential decoding: %s", why)
             emit(events.ModeChosen("sequential", why))
-            return await self._sequential(question, caller, emit, why, run.records)
+            return await self._sequential(question, caller, emit, draft, why, run.records)
 
-        points = list(run.points)
+        points = [sanitize(point) for point in run.points]
         expansions = [run.expansions.get(i) or points[i] for i in range(len(points))]
         answer = self._answer(question, "sot", reason, sorted(run.records, key=lambda c: c.start_s))
         answer.points = points
         answer.expansions = expansions
         answer.failed_points = sorted(run.failed)
-        answer.text = stitch(points, expansions)
+        answer.text = draft.text
         answer.pipelined = opts.pipeline
         answer.shared_prefix_fraction = shared_prefix_fraction(run.prompts_sent)
-        skeleton = run.records[0]
+        # By purpose, not position: with pipelining an expansion often finishes before the skeleton.
+        skeleton = next(c for c in run.records if c.purpose == "skeleton")
         answer.timings.skeleton_s = skeleton.end_s - skeleton.start_s
         if skeleton_done_s is not None:
             answer.timings.expand_s = caller.now() - skeleton_done_s
@@ -257,7 +302,6 @@ class Orchestrator:
         caller: Caller,
         limiter: anyio.CapacityLimiter,
         emit: Emit,
-        ordered: OrderedEmitter,
         scope: anyio.CancelScope,
     ) -> None:
         opts = self.options
@@ -276,11 +320,9 @@ class Orchestrator:
             if run.first_expansion_token_s is None:
                 run.first_expansion_token_s = caller.now()
             emit(events.ExpansionDelta(index, text))
-            ordered.delta(index, text)
 
         def on_restart(attempt: int) -> None:
             emit(events.ExpansionRestarted(index, attempt))
-            ordered.restart(index)
 
         async with limiter:
             emit(events.ExpansionStarted(index))
@@ -294,13 +336,15 @@ class Orchestrator:
                 run.failed[index] = str(exc)
                 run.records.append(CallRecord("expand", index, 0, start_s, caller.now(), None, None, error=str(exc)))
                 emit(events.PointDone(index, title, failed=True, error=str(exc)))
-                ordered.done(index, title)
                 if not opts.allow_partial and run.error is None:
-                    run.error = PointError(index, title, exc)
+                    run.error = point_error(index, title, exc)
                     scope.cancel()
+                    return
+                log.warning("point %d failed and is kept as its title: %s", index + 1, exc)
+                run.draft.point_final(index, title)
                 return
-        text = tidy_expansion(outcome.text, points[index], index)
+        text = sanitize(tidy_expansion(outcome.text, points[index], index))
         run.expansions[index] = text
         run.records.append(outcome.record)
         emit(events.PointDone(index, text))
-        ordered.done(index, text)
+        run.draft.point_final(index, text)

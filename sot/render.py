@@ -1,4 +1,9 @@
-"""Show an answer while it forms: plain ordered text for pipes, a live outline on terminals."""
+"""Show an answer while it forms: its final text for pipes, a live outline on terminals.
+
+Both views print the answer from one source, the ``AnswerText`` events (see sot/_draft.py): piped
+output is byte for byte ``Answer.text``; the live view shows raw progress while the answer forms,
+then prints ``Answer.text``, word-wrapped to the terminal.
+"""
 
 from __future__ import annotations
 
@@ -10,62 +15,63 @@ from rich.live import Live
 from rich.text import Text
 
 from . import events
+from ._sanitize import sanitize
 
 
 class PlainRenderer:
-    """Writes the answer in reading order as it becomes final; nothing is ever rewritten."""
+    """Writes the answer's final text as it is committed, in reading order; nothing is rewritten."""
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
-        self.titles: dict[int, str] = {}
-        self.current: int | None = None
+        self.wrote = False
 
     def __enter__(self) -> PlainRenderer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.current is not None:
+        if self.wrote:
             self.out.write("\n")
         self.out.flush()
 
     def __call__(self, event: events.Event) -> None:
-        if isinstance(event, events.SkeletonPoint):
-            self.titles[event.index] = event.title
-        elif isinstance(event, events.OrderedText):
-            if event.index != self.current:
-                if self.current is not None:
-                    self.out.write("\n")
-                self.current = event.index
-                title = self.titles.get(event.index, "").rstrip(".:; ")
-                self.out.write(f"{event.index + 1}. {title}: ")
-            self.out.write(event.text.replace("\n", " "))
-            self.out.flush()
-        elif isinstance(event, events.TextDelta):
-            self.current = -1
+        if isinstance(event, events.AnswerText):
             self.out.write(event.text)
             self.out.flush()
+            self.wrote = True
 
 
 class LiveRenderer:
-    """A terminal view: the outline at once, each point filling in live, then the final answer."""
+    """A terminal view: the outline at once, each point filling in live, then the final answer.
 
-    def __init__(self, console: Console | None = None) -> None:
+    The view keeps to the terminal's height (its newest lines), so a long answer never leaves
+    stale copies in the scrollback; on Ctrl-C or an error the last view stays on screen.
+    """
+
+    def __init__(self, console: Console | None = None, status: str = "thinking…") -> None:
         self.console = console or Console(stderr=False)
         self.titles: list[str] = []
         self.texts: dict[int, str] = {}
         self.state: dict[int, str] = {}
         self.sequential = ""
-        self.status = "thinking…"
-        self.live = Live(console=self.console, refresh_per_second=12, transient=True)
+        self.status = status
+        self.answer: str | None = None
+        self.live = Live(
+            console=self.console, refresh_per_second=12, transient=True, get_renderable=self._view
+        )
 
     def __enter__(self) -> LiveRenderer:
         self.live.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        last = self._view()
         self.live.__exit__(None, None, None)
+        if self.answer is not None:
+            self.console.print(Text(self.answer))
+        elif exc_type is not None:
+            self.console.print(last)  # keep what was shown
 
-    def _view(self) -> Group:
+    def _items(self) -> list[Text]:
         lines: list[Text] = [Text(self.status, style="dim")]
         for i, title in enumerate(self.titles):
             mark = {"running": "…", "done": "✓", "failed": "✗"}.get(self.state.get(i, ""), " ")
@@ -77,30 +83,39 @@ class LiveRenderer:
             lines.append(line)
         if self.sequential:
             lines.append(Text(self.sequential))
-        return Group(*lines)
+        return lines
+
+    def _view(self) -> Group:
+        width = max(self.console.size.width, 20)
+        height = max(self.console.size.height - 1, 3)
+        wrapped = [line for item in self._items() for line in item.wrap(self.console, width)]
+        return Group(*wrapped[-height:])
 
     def __call__(self, event: events.Event) -> None:
         if isinstance(event, events.ModeChosen):
-            self.status = f"{event.mode}: {event.reason}"
+            # The mode, not the router's internals (its reason is in --json and the debug log).
+            sot_mode = event.mode == "sot"
+            self.status = "Skeleton-of-Thought: outline, then points in parallel" if sot_mode else "answering"
         elif isinstance(event, events.SkeletonPoint):
-            self.titles.append(event.title)
+            self.titles.append(sanitize(event.title))
         elif isinstance(event, events.ExpansionStarted):
             self.state[event.index] = "running"
         elif isinstance(event, events.ExpansionDelta):
-            self.texts[event.index] = self.texts.get(event.index, "") + event.text
+            self.texts[event.index] = self.texts.get(event.index, "") + sanitize(event.text)
         elif isinstance(event, events.ExpansionRestarted):
             if event.index < 0:  # the sequential answer restarted
                 self.sequential = ""
             self.texts[event.index] = ""
         elif isinstance(event, events.PointDone):
             self.state[event.index] = "failed" if event.failed else "done"
-            self.texts[event.index] = event.text
+            self.texts[event.index] = sanitize(event.text)
         elif isinstance(event, events.TextDelta):
-            self.sequential += event.text
+            self.sequential += sanitize(event.text)
         elif isinstance(event, events.AnswerDone):
+            self.answer = event.answer.text
             return
         else:
             return
         # Structural changes show at once; text deltas wait for the next timed refresh (no flicker).
-        streaming = isinstance(event, events.ExpansionDelta | events.TextDelta)
-        self.live.update(self._view(), refresh=not streaming)
+        if not isinstance(event, events.ExpansionDelta | events.TextDelta):
+            self.live.refresh()

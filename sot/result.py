@@ -10,6 +10,8 @@ Mode = Literal["sot", "sequential"]
 
 @dataclass
 class Usage:
+    """Tokens, as the server reported them (summed over calls in ``Answer.usage``)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
@@ -63,6 +65,12 @@ class Timings:
 
 @dataclass
 class Answer:
+    """One answer: its text (what every view prints), how it was made, and what it cost.
+
+    ``text`` is the stitched SoT answer (``N. Title: expansion`` per point, in skeleton order) or the
+    sequential answer; ``points`` and ``expansions`` are its parts, ``calls`` every model call made.
+    """
+
     text: str
     mode: Mode
     reason: str

@@ -61,7 +61,7 @@ def test_401_is_one_line_nonzero_and_never_shows_the_key(fake, debug: bool) -> N
     server = fake(_leaky_401)
     args = ["ask", "--mode", "sot", "--base-url", server.url, "--model", "m", "--api-key", CANARY, "hi"]
     result = run_cli(*args, *(["--debug"] if debug else []))
-    assert result.returncode == sot.SkeletonError.exit_code
+    assert result.returncode == sot.AuthenticationError.exit_code  # the root cause's code, whichever call met it
     assert len(server.requests) == 1
     assert CANARY not in result.stdout + result.stderr
     assert server.url not in result.stderr and "example.invalid" not in result.stderr
@@ -102,3 +102,33 @@ def test_bad_option_is_a_configuration_error() -> None:
 def test_version() -> None:
     result = run_cli("--version")
     assert result.returncode == 0 and result.stdout.startswith("sot ")
+
+
+def test_debug_logs_what_sot_does_and_is_quiet_without_it(fake) -> None:
+    def one_point(request: SeenRequest) -> Reply:
+        return Reply("1. Only point\n") if request.kind == "skeleton" else Reply("A sequential answer.")
+
+    server = fake(one_point)
+    args = ["ask", "--mode", "sot", "--no-pipeline", "--base-url", server.url, "--model", "m", "hi"]
+    quiet = run_cli(*args)
+    loud = run_cli(*args, "-v")
+    assert quiet.returncode == loud.returncode == 0
+    assert quiet.stdout == loud.stdout == "A sequential answer.\n"
+    assert quiet.stderr == ""
+    assert "falling back to sequential decoding" in loud.stderr
+
+
+def test_json_failures_are_one_json_object_and_bad_stdin_is_named(fake) -> None:
+    server = fake(lambda request: Reply(status=400, error_body={"error": {"message": "no such model"}}))
+    result = run_cli("ask", "--json", "--mode", "sequential", "--base-url", server.url, "--model", "m", "hi")
+    assert result.returncode == sot.BadRequestError.exit_code
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "BadRequestError" and error["exit_code"] == result.returncode
+    latin1 = subprocess.run(
+        [sys.executable, "-m", "sot", "ask", "--base-url", server.url, "--model", "m", "-"],
+        input="caf\xe9?".encode("latin-1"),
+        capture_output=True,
+        check=False,
+    )
+    assert latin1.returncode == sot.ConfigurationError.exit_code
+    assert b"not UTF-8" in latin1.stderr and len(server.requests) == 1

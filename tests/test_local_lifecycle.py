@@ -31,7 +31,7 @@ async def test_stopping_leaves_no_process() -> None:
 def test_cli_answers_with_no_configuration_and_leaves_no_process() -> None:
     require_binary()
     started = time.time()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOT_", "OPENAI_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOT_", "OPENAI_")) or k == "SOT_CACHE_DIR"}
     result = subprocess.run(
         [sys.executable, "-m", "sot", "ask", "--json", "--mode", "sot", "--temperature", "0", QUESTION],
         capture_output=True,

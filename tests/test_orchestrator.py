@@ -91,8 +91,8 @@ async def test_model_is_discovered_when_the_server_lists_one(fake) -> None:
 async def test_stream_yields_typed_events_in_a_sensible_order(fake) -> None:
     server = fake(sot_script(SIX, expansion_delay=lambda n: (7 - n) * 0.02))
     seen: list[events.Event] = []
-    async with sot.Client(base_url=server.url, model="m", mode="sot") as client:
-        async for event in client.stream("q"):
+    async with sot.Client(base_url=server.url, model="m", mode="sot") as client, client.stream("q") as answer_events:
+        async for event in answer_events:
             seen.append(event)
     assert isinstance(seen[-1], events.AnswerDone)
     titles = [e.title for e in seen if isinstance(e, events.SkeletonPoint)]
@@ -101,10 +101,12 @@ async def test_stream_yields_typed_events_in_a_sensible_order(fake) -> None:
     for i, e in enumerate(seen):
         if isinstance(e, events.ExpansionDelta):
             assert point_at[e.index] < i
-    ordered = [e.index for e in seen if isinstance(e, events.OrderedText)]
-    assert ordered == sorted(ordered) and set(ordered) == set(range(6))
-    text = "".join(e.text for e in seen if isinstance(e, events.OrderedText) and e.index == 2)
-    assert text == "Details on Block distractions for point 3."
+    committed = "".join(e.text for e in seen if isinstance(e, events.AnswerText))
+    assert answer_events.answer is not None
+    assert committed == seen[-1].answer.text == answer_events.answer.text
+    lines = committed.split("\n")
+    assert [line.split(".")[0] for line in lines] == [str(i) for i in range(1, 7)]
+    assert lines[2] == "3. Block distractions: Details on Block distractions for point 3."
 
 
 async def test_client_reuses_one_connection_pool(fake) -> None:

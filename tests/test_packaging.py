@@ -83,3 +83,11 @@ def test_wheel_from_a_checkout_with_symlinks_disabled(tmp_path: Path) -> None:
         [sys.executable, "-c", probe, str(target)], cwd=tmp_path, capture_output=True, text=True, check=True
     ).stdout
     assert out.splitlines()[0].startswith(str(target))
+
+
+def test_every_public_name_has_its_own_docstring() -> None:
+    for name in sot.__all__:
+        obj = getattr(sot, name)
+        doc = (obj.__doc__ or "").strip()
+        # A dataclass without a docstring gets its signature as one: that does not count.
+        assert doc and not doc.startswith(f"{name}("), name

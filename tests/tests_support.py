@@ -13,10 +13,10 @@ QUESTION = "How can I improve my time management skills?"
 
 
 def require_binary() -> None:
-    from sot.backends.llama_server import find_binary
+    from sot.backends.llama_server import find_server
 
     try:
-        find_binary()
+        find_server()
     except LocalServerError as exc:
         if os.environ.get("CI"):
             raise  # CI installs the local backend: a missing binary is a failure there

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 @dataclass(frozen=True)
 class Route:
+    """A router's decision: the mode, how sure it is (0.5-1), and why."""
+
     mode: Literal["sot", "sequential"]
     confidence: float
     reason: str

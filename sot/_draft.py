@@ -1,0 +1,109 @@
+"""The text of one answer as it forms: the only place that decides what the answer says.
+
+Every view (piped text, ``--stream``, ``--json``, batch records, the proxy, ``AnswerText`` events)
+reads the answer from here, so none of them has to handle retries, tidying or fallbacks itself. The
+rule that makes that possible: text is *committed* only once it can no longer change, committed text
+is never taken back, and ``Draft.text`` (which becomes ``Answer.text``) is exactly the concatenation
+of the ``AnswerText`` events emitted.
+
+- SoT: point i is committed, as its whole stitched line, once it is final (expanded and cleaned, or
+  failed) and every point before it is committed, and never before the skeleton is complete: until
+  then the answer may still fall back to sequential decoding.
+- Sequential: text streams as the model writes it (surrounding whitespace held back). A retry after
+  text was shown continues after what was shown; where the retried stream diverges from it, the
+  answer keeps what was shown and takes the rest from the retry (logged as a warning).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from . import events
+from ._sanitize import sanitize
+
+log = logging.getLogger("sot.answer")
+
+
+def point_line(index: int, title: str, body: str) -> str:
+    """One point as the answer shows it: ``N. Title: body`` (just the title when it has no body)."""
+    head = title.rstrip(".:; ")
+    return f"{index + 1}. {head}: {body}" if body and body != title else f"{index + 1}. {head}"
+
+
+def stitch(points: list[str], expansions: list[str]) -> str:
+    """The whole SoT answer: every point's line, in skeleton order."""
+    return "\n".join(point_line(i, title, body) for i, (title, body) in enumerate(zip(points, expansions, strict=True)))
+
+
+class Draft:
+    """Commits an answer's text in reading order and emits it as ``AnswerText`` events."""
+
+    def __init__(self, emit: Callable[[events.Event], None]) -> None:
+        self._emit = emit
+        self._committed: list[str] = []
+        # SoT state.
+        self._titles: list[str] = []
+        self._bodies: dict[int, str] = {}
+        self._outline_complete = False
+        self._next_point = 0
+        # Sequential state: the current attempt's raw text, and how much of the answer is shown.
+        self._attempt = ""
+        self._shown = ""
+
+    @property
+    def text(self) -> str:
+        return "".join(self._committed)
+
+    def _commit(self, text: str) -> None:
+        # Already sanitised: points by the orchestrator, sequential text in _show.
+        if text:
+            self._committed.append(text)
+            self._emit(events.AnswerText(text))
+
+    # SoT -----------------------------------------------------------------------------------------
+
+    def add_point(self, title: str) -> None:
+        self._titles.append(title)
+
+    def point_final(self, index: int, body: str) -> None:
+        """Point `index` will not change any more: its cleaned expansion, or its title if it failed."""
+        self._bodies[index] = body
+        self._flush_points()
+
+    def outline_complete(self) -> None:
+        """The skeleton is final and long enough: points may now be committed."""
+        self._outline_complete = True
+        self._flush_points()
+
+    def _flush_points(self) -> None:
+        if not self._outline_complete:
+            return
+        while self._next_point in self._bodies and self._next_point < len(self._titles):
+            i = self._next_point
+            self._commit(("\n" if i else "") + point_line(i, self._titles[i], self._bodies[i]))
+            self._next_point += 1
+
+    # Sequential ----------------------------------------------------------------------------------
+
+    def sequential_restart(self) -> None:
+        self._attempt = ""
+
+    def sequential_delta(self, text: str) -> None:
+        self._attempt += text
+        # Trailing whitespace waits: the final answer is stripped, and so must be what was shown.
+        visible = sanitize(self._attempt).strip()
+        if len(visible) > len(self._shown):
+            self._show(visible)
+
+    def sequential_final(self, text: str) -> None:
+        final = sanitize(text).strip()
+        if not final.startswith(self._shown):
+            log.warning("a retried answer diverged from the text already shown; the shown text is kept")
+        if len(final) > len(self._shown):
+            self._show(final)
+
+    def _show(self, visible: str) -> None:
+        addition = visible[len(self._shown) :]
+        self._shown += addition
+        self._commit(addition)
