@@ -107,7 +107,7 @@ Temperature = Annotated[float | None, typer.Option(help="Sampling temperature.")
 Timeout = Annotated[float, typer.Option(help="Deadline of each call attempt, seconds.")]
 MaxRetries = Annotated[int, typer.Option(help="Retries per call.")]
 Pipeline = Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")]
-RouterOption = Annotated[str, typer.Option("--router", help="Router for --mode auto: rules or llm.")]
+RouterOption = Annotated[str, typer.Option("--router", help="Router for --mode auto: learned, rules or llm.")]
 DialectOption = Annotated[
     str, typer.Option("--dialect", help="Server kind for constrained skeletons: openai, llama.cpp or vllm.")
 ]
@@ -147,7 +147,7 @@ def ask(
     max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
     allow_partial: Annotated[bool, typer.Option(help="Keep a failed point's title instead of failing.")] = False,
     pipeline: Pipeline = True,
-    router: RouterOption = "rules",
+    router: RouterOption = constants.DEFAULT_ROUTER,
     prompts: Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")] = None,
     dialect: DialectOption = "openai",
     gguf: GgufOption = None,
@@ -214,7 +214,13 @@ def route_command(
     eval_file: Annotated[
         str | None, typer.Option("--eval", help="JSONL with question|prompt and sot_suitable|route: score the router.")
     ] = None,
-    router: Annotated[str, typer.Option(help="rules (offline, default) or llm (asks --base-url/--model).")] = "rules",
+    router: Annotated[
+        str, typer.Option(help="learned (offline, default), rules (cue table) or llm (asks --base-url/--model).")
+    ] = constants.DEFAULT_ROUTER,
+    threshold: Annotated[
+        float | None,
+        typer.Option(help="Learned router: P(SoT-suitable) needed for SoT (default: the model's, tuned for few false SoT)."),
+    ] = None,
     base_url: BaseUrl = None,
     model: Model = None,
     api_key: ApiKey = None,
@@ -222,11 +228,14 @@ def route_command(
     debug: Debug = False,
 ) -> None:
     """Show whether a prompt goes to SoT or to sequential decoding, or score the router on a file."""
+    from .router import LearnedRouter
     from .router.evaluate import evaluate, load_labelled
 
     async def run() -> None:
         async with Client(base_url=base_url, model=model, api_key=api_key, router=router) as client:
-            decide = await client.router()
+            if threshold is not None and router != "learned":
+                raise ConfigurationError("--threshold applies to --router learned only")
+            decide = LearnedRouter(threshold) if threshold is not None else await client.router()
             if eval_file:
                 report = await evaluate(load_labelled(eval_file), decide.route)
                 typer.echo(report.text())

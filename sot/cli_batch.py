@@ -72,7 +72,7 @@ def batch(
     timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
     max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
     pipeline: Pipeline = True,
-    router: RouterOption = "rules",
+    router: RouterOption = constants.DEFAULT_ROUTER,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     debug: Debug = False,
 ) -> None:

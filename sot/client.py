@@ -21,7 +21,8 @@ from .events import Event
 from .options import Options
 from .orchestrator import Orchestrator
 from .result import Answer
-from .router import RulesRouter, make_router
+from .router import make_router
+from .router.learned import preload as preload_router
 from .templates import Prompts
 
 
@@ -146,6 +147,8 @@ class Client:
         self._lock = anyio.Lock()
         # One bound on requests in flight across every answer of this client (batch runs).
         self._limiter = anyio.CapacityLimiter(request_limit) if request_limit else None
+        if self.options.mode == "auto" and self.options.router == "learned":
+            preload_router()  # loads on a thread while the backend connects or starts
 
     def __repr__(self) -> str:
         return f"Client(backend={self._backend!r}, options={self.options!r})"
@@ -197,9 +200,9 @@ class Client:
         return backend
 
     async def router(self) -> Any:
-        """The router these options select; the rules router needs no backend."""
-        if self.options.router == "rules":
-            return RulesRouter()
+        """The router these options select; only the LLM router needs a backend."""
+        if self.options.router != "llm":
+            return make_router(self.options, None, self._prompts)
         return make_router(self.options, await self.backend(), self._prompts)
 
     async def _orchestrator(self, overrides: dict[str, Any]) -> Orchestrator:

@@ -47,3 +47,12 @@ LOCAL_SKELETON_FREQUENCY_PENALTY: Final = 0.5
 
 # Model name sent when the server does not care (llama.cpp serves one model whatever the name).
 LOCAL_MODEL_NAME: Final = "smollm2-135m-instruct"
+
+# Router (learned, the default for --mode auto): WordLlama's packaged files, read by path, never fetched.
+DEFAULT_ROUTER: Final = "learned"
+ROUTERS: Final = ("learned", "rules", "llm")
+ROUTER_TOKENIZER_FILE: Final = "l2_supercat_tokenizer_config.json"
+ROUTER_WEIGHTS_FILE: Final = "l2_supercat_256.safetensors"
+ROUTER_MODEL_FILE: Final = "router_model.json"  # inside sot/router/, written by eval/router/train.py
+ROUTER_MAX_CHARS: Final = 4000
+ROUTER_MAX_TOKENS: Final = 512

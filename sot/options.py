@@ -44,14 +44,14 @@ class Options:
     constrain_skeleton: bool = True
     # Small models repeat one outline line until the grammar's end; a penalty keeps points distinct.
     skeleton_frequency_penalty: float | None = None
-    router: Literal["rules", "llm"] = "rules"
+    router: Literal["learned", "rules", "llm"] = constants.DEFAULT_ROUTER
     prompts_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "sot", "sequential"):
             raise ConfigurationError(f"mode must be auto, sot or sequential, not {self.mode!r}")
-        if self.router not in ("rules", "llm"):
-            raise ConfigurationError(f"router must be rules or llm, not {self.router!r}")
+        if self.router not in constants.ROUTERS:
+            raise ConfigurationError(f"router must be one of {', '.join(constants.ROUTERS)}, not {self.router!r}")
         for name in ("max_points", "max_parallel", "max_tokens", "point_max_tokens", "skeleton_max_tokens"):
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{name} must be at least 1")

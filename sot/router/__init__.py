@@ -1,26 +1,55 @@
-"""Routing: which questions SoT answers and which go to sequential decoding."""
+"""Routing: which questions SoT answers and which go to sequential decoding.
+
+Three routers behind one async `route(question) -> Route`: the learned one (the default, offline,
+loaded lazily), the rules (regular-expression cues, no load at all) and the LLM one (asks the backend).
+"""
 
 from __future__ import annotations
 
 from ..backends.base import Backend
+from ..errors import ConfigurationError
 from ..options import Options
 from ..templates import Prompts
+from .learned import LearnedRouter, route_learned
 from .llm import LLMRouter
 from .route import Route
-from .rules import route
+from .rules import route as route_rules
+
+
+def route(question: str, threshold: float | None = None) -> Route:
+    """Decide with the default (learned) router; the first call loads its model."""
+    return route_learned(question, threshold)
 
 
 class RulesRouter:
-    """The default router, behind the same async interface as the LLM router."""
+    """The cue-table router, behind the same async interface as the others."""
 
     async def route(self, question: str) -> Route:
-        return route(question)
+        return route_rules(question)
 
 
-def make_router(options: Options, backend: Backend, prompts: Prompts) -> RulesRouter | LLMRouter:
+Router = LearnedRouter | RulesRouter | LLMRouter
+
+
+def make_router(options: Options, backend: Backend | None, prompts: Prompts) -> Router:
+    """The router `options.router` names; only the LLM router needs a backend."""
     if options.router == "llm":
+        if backend is None:
+            raise ConfigurationError("the LLM router needs a backend: give --base-url, or use --router learned")
         return LLMRouter(backend, prompts)
-    return RulesRouter()
+    if options.router == "rules":
+        return RulesRouter()
+    return LearnedRouter()
 
 
-__all__ = ["LLMRouter", "Route", "RulesRouter", "make_router", "route"]
+__all__ = [
+    "LLMRouter",
+    "LearnedRouter",
+    "Route",
+    "Router",
+    "RulesRouter",
+    "make_router",
+    "route",
+    "route_learned",
+    "route_rules",
+]

@@ -72,6 +72,7 @@ class RouterReport:
         lines = [
             f"prompts: {self.total}   accuracy: {self.accuracy:.3f}   median routing time: {self.median_ms:.3f} ms",
             f"sequential-needing prompts routed to SoT: {self.sequential_sent_to_sot():.1%}",
+            f"false-SoT rate: {self.sequential_sent_to_sot():.3f}   SoT recall: {self.recall('sot'):.3f}",
             "",
             f"{'class':<12}{'precision':>10}{'recall':>8}{'support':>9}",
         ]
