@@ -106,9 +106,13 @@ class AnswerStream:
         # Leaving early cancels the answer's calls; after a complete answer there is nothing left to cancel.
         # The producer raises nothing (it keeps its SotError for the loop), so the block's own exception,
         # if any, is the only one: let it through as it is, not wrapped in an ExceptionGroup.
+        # The receiving end closes only after the producer's tasks are gone: a cancelled task still runs
+        # to its next checkpoint, and an event it emits on the way must not meet a closed stream.
         self._group.cancel_scope.cancel()
-        self._receive.close()
-        await self._group.__aexit__(None, None, None)
+        try:
+            await self._group.__aexit__(None, None, None)
+        finally:
+            self._receive.close()
         return None
 
 
