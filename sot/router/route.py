@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from ..result import CallRecord
 
 
 @dataclass(frozen=True)
@@ -14,6 +16,13 @@ class Route:
     confidence: float
     reason: str
     features: tuple[str, ...] = ()
+    # Model calls the router made (the LLM router's): they belong to the answer's calls and usage.
+    calls: tuple[CallRecord, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "features": list(self.features)}
+        return {
+            "mode": self.mode,
+            "confidence": self.confidence,
+            "reason": self.reason,
+            "features": list(self.features),
+        }
