@@ -30,7 +30,7 @@ from .calls import Caller
 from .errors import SotError, point_error, skeleton_error
 from .options import Options
 from .result import Answer, CallRecord, Usage
-from .router.route import Route
+from .router.decision import Route
 from .skeleton import SkeletonParser
 from .templates import SKELETON_GRAMMAR, Prompts, shared_prefix_fraction
 

@@ -12,9 +12,9 @@ from ..backends.base import Backend
 from ..errors import ConfigurationError
 from ..options import Options
 from ..templates import Prompts
+from .decision import Route
 from .learned import LearnedRouter, route_learned
 from .llm import LLMRouter
-from .route import Route
 from .rules import route as route_rules
 
 if TYPE_CHECKING:

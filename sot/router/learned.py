@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from .. import constants
 from ..errors import ConfigurationError
 from . import _features
-from .route import Route
+from .decision import Route
 
 if TYPE_CHECKING:
     import numpy as np

@@ -10,7 +10,7 @@ from ..calls import Caller
 from ..errors import SotError
 from ..options import RetryPolicy
 from ..templates import Message, Prompts
-from .route import Route
+from .decision import Route
 from .rules import route as rules_route
 
 ROUTE_TEMPLATE = "route.j2"
