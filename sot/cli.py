@@ -10,10 +10,9 @@ from typing import Annotated, Any
 import anyio
 import typer
 
-from . import __version__, _logging, constants
+from . import _logging, constants
 from .client import Client
 from .errors import ConfigurationError, SotError
-from .render import LiveRenderer, PlainRenderer
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -25,6 +24,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
+        from . import __version__
+
         typer.echo(f"sot {__version__}")
         raise typer.Exit()
 
@@ -192,6 +193,8 @@ def ask(
 
 
 async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> dict[str, Any] | None:
+    from .render import LiveRenderer, PlainRenderer  # rich: only once there is something to show
+
     async with client:
         if as_json:
             return (await client.ask(question)).to_dict()
