@@ -142,9 +142,11 @@ def _status_error(exc: _HttpStatus, secrets: tuple[str | None, ...], base_path: 
     retry_after = parse_retry_after(exc.headers)
     html = _looks_like_html(exc.body, exc.headers.get("content-type", ""))
     parsed: ErrorBody | None = None
+    as_json = False  # the server's own JSON error: a 404 then means a missing model, not a missing /v1
     if not html:
         try:
             parsed = error_body(json.loads(exc.body)) if exc.body else None
+            as_json = parsed is not None
         except ValueError:
             text = exc.body.decode("utf-8", "replace").strip()
             parsed = ErrorBody(message=text) if text else None
@@ -166,7 +168,7 @@ def _status_error(exc: _HttpStatus, secrets: tuple[str | None, ...], base_path: 
     elif status >= 500:
         message = f"server error ({where}){suffix}"
         return ServerError(message, status_code=status, retry_after=retry_after, request_id=rid)
-    elif status == 404 and (html or parsed is None) and not re.search(r"/v\d", base_path):
+    elif status == 404 and not as_json and not re.search(r"/v\d", base_path):
         error = BadRequestError(
             f"HTTP 404: nothing serves chat completions at this address; OpenAI-compatible servers serve them "
             f"under /v1: add /v1 to the end of --base-url{suffix}",
@@ -174,7 +176,7 @@ def _status_error(exc: _HttpStatus, secrets: tuple[str | None, ...], base_path: 
         )
     elif html:
         error = BadRequestError(f"{_NOT_AN_API} (HTTP {status}){suffix}", status_code=status)
-    elif status == 404 and parsed is None:
+    elif status == 404 and not as_json:
         message = f"HTTP 404: nothing serves chat completions at this address: check --base-url{suffix}"
         error = BadRequestError(message, status_code=status)
     elif parsed is not None and (parsed.code in _CONTEXT_CODES or _CONTEXT_TEXT.search(parsed.message)):
