@@ -105,7 +105,12 @@ MaxPoints = Annotated[int, typer.Option(help="Most skeleton points kept.")]
 MaxTokens = Annotated[int, typer.Option(help="Token cap of a sequential answer.")]
 PointMaxTokens = Annotated[int, typer.Option(help="Token cap of each point's expansion.")]
 Temperature = Annotated[float | None, typer.Option(help="Sampling temperature.")]
-Timeout = Annotated[float, typer.Option(help="Deadline of each call attempt, seconds.")]
+Timeout = Annotated[
+    float, typer.Option(help="Total limit of each call attempt, seconds; a stream still writing then is ended, not restarted.")
+]
+StallTimeout = Annotated[
+    float, typer.Option(help="Seconds without data (keep-alives do not count) before a stream is retried, elsewhere if possible.")
+]
 MaxRetries = Annotated[int, typer.Option(help="Retries per call.")]
 Pipeline = Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")]
 RouterOption = Annotated[str, typer.Option("--router", help="Router for --mode auto: learned, rules or llm.")]
@@ -145,8 +150,11 @@ def ask(
     temperature: Temperature = None,
     seed: Annotated[int | None, typer.Option(help="Sampling seed, where the server supports it.")] = None,
     timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
+    stall_timeout: StallTimeout = constants.DEFAULT_STALL_TIMEOUT_S,
     max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
-    allow_partial: Annotated[bool, typer.Option(help="Keep a failed point's title instead of failing.")] = False,
+    allow_partial: Annotated[
+        bool, typer.Option(help="Keep a failed point's title, and text cut at --timeout, instead of failing.")
+    ] = False,
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
     prompts: Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")] = None,
@@ -172,6 +180,7 @@ def ask(
             temperature=temperature,
             seed=seed,
             timeout=timeout,
+            stall_timeout=stall_timeout,
             max_retries=max_retries,
             allow_partial=allow_partial,
             pipeline=pipeline,
