@@ -151,11 +151,13 @@ def _choice(payload: dict[str, Any]) -> dict[str, Any] | None:
         raise _bad("choices", "a list")
     if not choices:
         return None
+    checked: list[dict[str, Any]] = []
     for position, choice in enumerate(choices):
         if not isinstance(choice, dict):
             raise _bad(f"choices[{position}]", "an object")
+        checked.append(choice)
     # One completion is asked for (n=1); a server listing several keeps index 0 first.
-    return next((c for c in choices if c.get("index") == 0), choices[0])
+    return next((c for c in checked if c.get("index") == 0), checked[0])
 
 
 def _message_fields(message: dict[str, Any], field: str) -> tuple[str, str]:

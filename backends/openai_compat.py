@@ -192,7 +192,7 @@ def _status_error(exc: _HttpStatus, secrets: tuple[str | None, ...], base_path: 
         error.error_type = parsed.error_type
         error.loc = parsed.loc
     if retry_after is not None:
-        error.retry_after = retry_after  # type: ignore[attr-defined]
+        error.retry_after = retry_after
     return error
 
 

@@ -76,6 +76,7 @@ class BackendError(SotError):
     exit_code = 3
     retryable = False
     request_id: str | None = None
+    retry_after: float | None = None  # seconds the server asked us to wait (Retry-After), where it did
 
     def __init__(
         self,

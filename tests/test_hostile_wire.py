@@ -25,7 +25,10 @@ GOOD = "The full text of the second point."
 
 
 def chunk(delta: object = None, finish: object = None, **extra: object) -> str:
-    payload = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}]}
+    payload: dict[str, object] = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
+    }
     payload.update(extra)
     return f"data: {json.dumps(payload)}\n\n"
 
@@ -262,3 +265,12 @@ def test_cli_gzip_bomb_is_bounded(gzip_bomb: bytes) -> None:
     assert done.returncode == sot.ProtocolError.exit_code
     assert "sot stopped reading it" in one_line_error(done)
     assert max(peak_kb, before) < 600 * 1024
+
+
+async def test_a_trickling_health_check_is_bounded() -> None:
+    from sot.backends._probe import healthy
+
+    with FakeServer(models_byte_delay=1.0) as server:
+        assert await healthy(server.url.removesuffix("/v1") + "/health", deadline_s=0.5) is False
+    with FakeServer() as server:
+        assert await healthy(server.url.removesuffix("/v1") + "/health", deadline_s=5) is True
