@@ -14,6 +14,7 @@ import email.utils
 import json
 import math
 import re
+import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Literal
@@ -311,7 +312,11 @@ class OpenAICompatBackend:
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         # The connect timeout only; reads are bounded by the stall deadline and sot.calls' total deadline.
+        # A plain-HTTP endpoint never uses TLS (redirects are not followed): skip loading the CA bundle
+        # (tens of ms at start-up) with a context that would verify, and so refuse, anything all the same.
+        verify: ssl.SSLContext | bool = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if url.scheme == "http" else True
         self._http = httpx.AsyncClient(
+            verify=verify,
             timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=constants.POOL_KEEPALIVE),
             headers=headers,
