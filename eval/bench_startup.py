@@ -5,8 +5,8 @@ A scripted server on loopback answers at once and stamps each request's arrival 
 figure is exactly the client's start-up (interpreter, imports, option parsing, client construction)
 and the second the whole command against a server that costs nothing. Medians of ``--runs`` runs.
 
-    python eval/bench_startup.py                       # this checkout's `sot`
-    python eval/bench_startup.py --sot /other/venv/bin/sot --label before
+    python eval/bench_startup.py                                   # this checkout's `sot`
+    python eval/bench_startup.py --sot before=/other/venv/bin/sot --sot after=.venv/bin/sot
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -41,64 +42,76 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, load {load:.1f} at start"
 
 
-def one_run(sot: str, server: FakeServer) -> tuple[float, float]:
+def one_run(sot: str, server: FakeServer) -> tuple[float, float, float]:
+    """(start -> request arrival, whole command, the command's CPU seconds) of one `sot ask`."""
     before = len(server.requests)
     env = {**os.environ, "SOT_API_KEY": "bench"}
     command = [sot, "ask", "--mode", "sequential", "--base-url", server.url, "--model", "m", "How do I boil an egg?"]
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     ended = time.monotonic()
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0 or len(server.requests) != before + 1:
         raise SystemExit(f"sot failed ({done.returncode}): {done.stderr.strip()[-300:]}")
-    return server.requests[-1].received_at - started, ended - started
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    return server.requests[-1].received_at - started, ended - started, cpu
+
+
+def summary(runs: list[tuple[float, float, float]]) -> dict[str, Any]:
+    names = ("start_to_first_request_s", "whole_sequential_ask_s", "cpu_s")
+    return {
+        name: {"median": round(statistics.median(r[i] for r in runs), 4), "all": [round(r[i], 4) for r in runs]}
+        for i, name in enumerate(names)
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sot", default=shutil.which("sot") or "sot", help="the sot command to measure")
+    parser.add_argument(
+        "--sot",
+        action="append",
+        metavar="LABEL=PATH",
+        help="a sot command to measure (repeat to compare; runs are interleaved); default: this checkout's",
+    )
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--label", default="after")
     parser.add_argument("--out", default=str(RESULTS / "startup_bench"), help="results path without extension")
     args = parser.parse_args(argv)
+    commands = dict(item.split("=", 1) for item in (args.sot or [f"this checkout={shutil.which('sot') or 'sot'}"]))
+    host = machine()
+    runs: dict[str, list[tuple[float, float, float]]] = {label: [] for label in commands}
     with FakeServer(sot_script(sequential_text="Boil it for nine minutes.")) as server:
-        one_run(args.sot, server)  # warm the page cache and byte-code caches
-        runs = [one_run(args.sot, server) for _ in range(args.runs)]
-    first = statistics.median(r[0] for r in runs)
-    whole = statistics.median(r[1] for r in runs)
+        for path in commands.values():
+            one_run(path, server)  # warm the page cache and byte-code caches
+        for _ in range(args.runs):
+            for label, path in commands.items():
+                runs[label].append(one_run(path, server))
     result: dict[str, Any] = {
-        "label": args.label,
-        "sot": args.sot,
+        "machine": host,
         "runs": args.runs,
-        "machine": machine(),
-        "start_to_first_request_s": {"median": round(first, 4), "all": [round(r[0], 4) for r in runs]},
-        "whole_sequential_ask_s": {"median": round(whole, 4), "all": [round(r[1], 4) for r in runs]},
         "targets_s": {"start_to_first_request": 0.25, "whole_sequential_ask": 0.4},
+        "commands": {label: {"sot": path, **summary(runs[label])} for label, path in commands.items()},
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    existing: dict[str, Any] = {}
-    if out.with_suffix(".json").exists():
-        existing = json.loads(out.with_suffix(".json").read_text())
-    existing[args.label] = result
-    out.with_suffix(".json").write_text(json.dumps(existing, indent=2) + "\n")
+    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
         "# sot ask start-up",
         "",
-        "`python eval/bench_startup.py` (medians; a scripted loopback server that answers at once; the first",
-        "figure is process start to the request's arrival on the server's clock).",
+        "`python eval/bench_startup.py` against a scripted loopback server that answers at once; the first",
+        "figure is process start to the request's arrival on the server's clock. Medians of interleaved runs.",
         "",
-        "| run | machine | runs | start -> first request (s) | whole `sot ask --mode sequential` (s) |",
-        "|---|---|---|---|---|",
+        f"Machine: {host}; {args.runs} runs each.",
+        "",
+        "| command | start -> first request (s) | whole `sot ask --mode sequential` (s) | CPU of the command (s) |",
+        "|---|---|---|---|",
     ]
-    for label, row in existing.items():
-        lines.append(
-            f"| {label} | {row['machine']} | {row['runs']} | {row['start_to_first_request_s']['median']:.3f} "
-            f"| {row['whole_sequential_ask_s']['median']:.3f} |"
-        )
-    lines.append("")
-    lines.append("Targets on the development machine: <= 0.25 s to the first request, <= 0.4 s in all.")
+    for label, row in result["commands"].items():
+        first, whole, cpu = (row[k]["median"] for k in ("start_to_first_request_s", "whole_sequential_ask_s", "cpu_s"))
+        lines.append(f"| {label} | {first:.3f} | {whole:.3f} | {cpu:.3f} |")
+    lines += ["", "Targets on the development machine: <= 0.25 s to the first request, <= 0.4 s in all."]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print(json.dumps(result, indent=2))
+    print("\n".join(lines))
     sys.stdout.flush()
 
 
