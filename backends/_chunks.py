@@ -12,7 +12,7 @@ chunk, a top-level ``error`` inside a 200 stream (OpenRouter), error bodies as o
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sot.errors import ProtocolError
@@ -172,33 +172,27 @@ def _message_fields(message: dict[str, Any], field: str) -> tuple[str, str]:
     return text, reasoning
 
 
-def parse_chunk(payload: Any) -> StreamChunk:
-    """One ``chat.completion.chunk`` (already JSON-decoded)."""
+def _parse(payload: Any, key: str, what: str) -> StreamChunk:
     if not isinstance(payload, dict):
-        raise ProtocolError("the server sent a malformed chunk: it is not a JSON object")
+        raise ProtocolError(f"the server sent a malformed {what}: it is not a JSON object")
     error = error_body(payload) if payload.get("error") else None
     usage = parse_usage(payload.get("usage"))
     choice = _choice(payload)
     if choice is None:
         return StreamChunk(usage=usage, error=error)
-    delta = _object(choice.get("delta"), "choices[0].delta")
-    text, reasoning = _message_fields(delta, "choices[0].delta")
+    text, reasoning = _message_fields(_object(choice.get(key), f"choices[0].{key}"), f"choices[0].{key}")
     finish = _optional_str(choice.get("finish_reason"), "choices[0].finish_reason")
     return StreamChunk(text=text, reasoning=reasoning, finish_reason=finish, usage=usage, error=error)
 
 
+def parse_chunk(payload: Any) -> StreamChunk:
+    """One ``chat.completion.chunk`` (already JSON-decoded)."""
+    return _parse(payload, "delta", "chunk")
+
+
 def parse_completion(payload: Any) -> StreamChunk:
     """A whole (non-streamed) ``chat.completion``, from a server that ignored ``stream: true``."""
-    if not isinstance(payload, dict):
-        raise ProtocolError("the server sent a malformed completion: it is not a JSON object")
-    error = error_body(payload) if payload.get("error") else None
-    usage = parse_usage(payload.get("usage"))
-    choice = _choice(payload)
-    if choice is None:
-        if error is None:
-            raise ProtocolError("the server sent a completion without choices")
-        return StreamChunk(error=error)
-    message = _object(choice.get("message"), "choices[0].message")
-    text, reasoning = _message_fields(message, "choices[0].message")
-    finish = _optional_str(choice.get("finish_reason"), "choices[0].finish_reason") or "stop"
-    return StreamChunk(text=text, reasoning=reasoning, finish_reason=finish, usage=usage, error=error)
+    parsed = _parse(payload, "message", "completion")
+    if parsed.error is None and not (isinstance(payload, dict) and payload.get("choices")):
+        raise ProtocolError("the server sent a completion without choices")
+    return replace(parsed, finish_reason=parsed.finish_reason or "stop")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -24,22 +23,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_local import machine
+from results_io import RESULTS
+
 from sot.fake_server import FakeServer, sot_script
 
-RESULTS = Path(__file__).parent / "results"
 
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, load {load:.1f} at start"
+def describe_machine() -> str:
+    about = machine()
+    return (
+        f"{about['cpu'] or about['platform']}, {about['cores']} cores, Python {about['python']}, "
+        f"load {os.getloadavg()[0]:.1f} at start"
+    )
 
 
 def one_run(sot: str, server: FakeServer) -> tuple[float, float, float]:
@@ -78,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=str(RESULTS / "startup_bench"), help="results path without extension")
     args = parser.parse_args(argv)
     commands = dict(item.split("=", 1) for item in (args.sot or [f"this checkout={shutil.which('sot') or 'sot'}"]))
-    host = machine()
+    host = describe_machine()
     runs: dict[str, list[tuple[float, float, float]]] = {label: [] for label in commands}
     with FakeServer(sot_script(sequential_text="Boil it for nine minutes.")) as server:
         for path in commands.values():

@@ -1,6 +1,6 @@
 """The exception tree of sot.
 
-Every error the library raises is a ``SotError``; lower-layer errors (openai SDK, httpx, anyio,
+Every error the library raises is a ``SotError``; lower-layer errors (httpx, stall deadlines, chunk shapes,
 JSON) are mapped to it in one place, ``sot.backends.openai_compat._map_error``::
 
     SotError
@@ -85,10 +85,12 @@ class BackendError(SotError):
         status_code: int | None = None,
         request_id: str | None = None,
         retryable: bool | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.request_id = request_id
+        self.retry_after = retry_after
         if retryable is not None:
             self.retryable = retryable
 
@@ -124,8 +126,7 @@ class RateLimitError(BackendError):
         retry_after: float | None = None,
         request_id: str | None = None,
     ) -> None:
-        super().__init__(message, status_code=status_code, request_id=request_id)
-        self.retry_after = retry_after
+        super().__init__(message, status_code=status_code, request_id=request_id, retry_after=retry_after)
 
 
 class AuthenticationError(BackendError):
@@ -161,20 +162,9 @@ class ConflictError(BackendError):
 
 
 class ServerError(BackendError):
-    """5xx."""
+    """5xx, or an error the server sent inside a stream."""
 
     retryable = True
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status_code: int | None = None,
-        retry_after: float | None = None,
-        request_id: str | None = None,
-    ) -> None:
-        super().__init__(message, status_code=status_code, request_id=request_id)
-        self.retry_after = retry_after
 
 
 class ProtocolError(BackendError):
