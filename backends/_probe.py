@@ -11,9 +11,10 @@ import json
 from typing import Any
 
 import anyio
-import httpx
 
 from sot import constants
+
+from ._httpx import httpx
 
 
 class ProbeFailed(Exception):

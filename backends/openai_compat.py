@@ -20,7 +20,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Literal
 
 import anyio
-import httpx
 
 from sot import constants
 from sot.errors import (
@@ -40,6 +39,7 @@ from sot.errors import (
 
 from . import _sse
 from ._chunks import ErrorBody, StreamChunk, error_body, parse_chunk, parse_completion
+from ._httpx import httpx
 from ._probe import ProbeFailed, get_json
 from ._redact import redact
 from .base import ChatChunk, ChatRequest

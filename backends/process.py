@@ -21,11 +21,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
-import httpx
 
 from sot import constants
 from sot.errors import LocalServerError
 
+from ._httpx import httpx
 from ._probe import ProbeFailed, get_json
 
 HEALTH_TIMEOUT_S = 120.0
