@@ -162,7 +162,13 @@ def _status_error(exc: _HttpStatus, secrets: tuple[str | None, ...], base_path: 
         message = f"rate limited ({where}){suffix}"
         return RateLimitError(message, status_code=status, retry_after=retry_after, request_id=rid)
     error: BackendError
-    if status == 408:
+    if 300 <= status < 400:
+        message = (
+            f"the server redirected the request (HTTP {status}); sot does not follow redirects: give the final "
+            f"address as --base-url{suffix}"
+        )
+        error = BadRequestError(message, status_code=status)
+    elif status == 408:
         error = RequestTimeoutError(f"the server timed out the request ({where}){suffix}", status_code=status)
     elif status == 409:
         error = ConflictError(f"the server reported a conflict ({where}){suffix}", status_code=status)

@@ -227,11 +227,25 @@ def test_cli_connection_refused_is_not_retried_in_silence_and_says_what_to_check
     assert not message or ("--base-url" in message and "running" in message)
 
 
-def test_cli_slow_models_list_obeys_timeout() -> None:
+def test_cli_slow_models_list_obeys_timeout_and_never_shows_url_credentials() -> None:
     with FakeServer(models_byte_delay=1.0) as server:
-        done = cli("--base-url", server.url, "--timeout", "1.5", "--mode", "sequential", "q")
+        secret_url = server.url.replace("http://", "http://admin:s3cretpassw0rd@")
+        done = cli("--base-url", secret_url, "--timeout", "1.5", "--mode", "sequential", "q")
+        debug = cli("--base-url", secret_url, "--timeout", "1", "--mode", "sequential", "--debug", "q")
     assert done.returncode == sot.ConfigurationError.exit_code
     assert "1.5 s" in one_line_error(done)
+    assert debug.returncode == sot.ConfigurationError.exit_code
+    for output in (done.stderr, debug.stderr, debug.stdout):
+        assert "s3cretpassw0rd" not in output and "admin:" not in output
+
+
+def test_a_redirect_is_not_followed_and_says_so() -> None:
+    moved = Reply(status=301, body=b"", content_type="text/plain", headers={"Location": "http://elsewhere.example/v1"})
+    with FakeServer(lambda request: moved) as server:
+        done = cli("--base-url", server.url, "--model", "m", "--mode", "sequential", "q")
+        assert len(server.requests) == 1
+    message = one_line_error(done)
+    assert "redirect" in message and "elsewhere" not in message
 
 
 async def test_a_stalled_endpoint_with_keepalives_fails_over_to_the_healthy_one(fake) -> None:
@@ -274,3 +288,14 @@ async def test_a_trickling_health_check_is_bounded() -> None:
         assert await healthy(server.url.removesuffix("/v1") + "/health", deadline_s=0.5) is False
     with FakeServer() as server:
         assert await healthy(server.url.removesuffix("/v1") + "/health", deadline_s=5) is True
+
+
+async def test_a_refusing_endpoint_fails_over_while_another_is_in_rotation(fake) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    healthy = fake(sot_script(POINTS))
+    answer = await sot.ask("q", base_url=[dead, healthy.url], model="m", mode="sot", max_parallel=4)
+    assert answer.expansions == [f"Details on {p} for point {n}." for n, p in enumerate(POINTS, 1)]
+    assert len(healthy.of_kind("expand")) == len(POINTS)
+    assert any(call.attempts == 2 for call in answer.calls)  # some call met the refusal, then went elsewhere
