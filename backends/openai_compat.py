@@ -17,6 +17,7 @@ import re
 import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 import anyio
@@ -419,6 +420,8 @@ class OpenAICompatBackend:
                 break
             for payload in _payloads(data):
                 parsed = parse_chunk(payload)
+                if parsed.error is None and parsed.finish_reason == "error":
+                    parsed = replace(parsed, error=ErrorBody(message="the answer ended with finish_reason 'error'"))
                 if parsed.error is not None:
                     raise _StreamError(parsed.error, response.headers)
                 chunk = _chat_chunk(parsed)

@@ -137,8 +137,13 @@ async def test_provider_stream_shapes_are_understood(fake) -> None:
     assert [c.usage.completion_tokens for c in answer.calls if c.index == 1 and c.usage] == [3]
 
 
-async def test_an_error_inside_a_200_stream_is_retried_and_its_partial_text_dropped(fake) -> None:
-    events = [chunk({"content": "Doomed partial "}), 'data: {"error": {"code": 502, "message": "upstream died"}}\n\n']
+@pytest.mark.parametrize(
+    "ending",
+    ['data: {"error": {"code": 502, "message": "upstream died"}}\n\n', chunk({}, "error")],
+    ids=["error object", "finish_reason error"],
+)
+async def test_an_error_inside_a_200_stream_is_retried_and_its_partial_text_dropped(fake, ending: str) -> None:
+    events = [chunk({"content": "Doomed partial "}), ending]
     server = fake(first_then_good([Reply(events=events)]))
     answer = await ask(server)
     assert point_attempts(server) == 2
