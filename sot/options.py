@@ -105,6 +105,7 @@ class OptionOverrides(TypedDict, total=False):
     temperature: float | None
     seed: int | None
     timeout: float | None
+    stall_timeout: float | None
     max_retries: int | None
     retry_after_cap: float | None
     allow_partial: bool | None
