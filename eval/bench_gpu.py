@@ -59,6 +59,7 @@ from sot.constants import DEFAULT_MAX_TOKENS, DEFAULT_POINT_MAX_TOKENS, LOCAL_SK
 
 RESULTS = bench.HERE / "results"
 ALL_LAYERS = 999
+GPU_QUERY = ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]
 # Each run's overrides of the client's options; "sot" is the default, pipelined SoT.
 RUNS: dict[str, dict[str, Any]] = {
     "sot": {"mode": "sot"},
@@ -84,7 +85,7 @@ def _output(command: list[str]) -> str:
 def device() -> dict[str, Any]:
     """The GPUs nvidia-smi sees (name, driver, CUDA versions), else the CPU; the machine either way."""
     host = bench.machine()
-    gpus = [line.split(",") for line in _output(gpu_query()).splitlines() if line.strip()]
+    gpus = [line.split(",") for line in _output(GPU_QUERY).splitlines() if line.strip()]
     if not gpus:
         return {"kind": "cpu", "name": host["cpu"], "machine": host}
     driver_cuda = re.search(r"CUDA Version:\s*([\d.]+)", _output(["nvidia-smi"]))
@@ -98,10 +99,6 @@ def device() -> dict[str, Any]:
         "cuda_toolkit": toolkit.group(1) if toolkit else None,
         "machine": host,
     }
-
-
-def gpu_query() -> list[str]:
-    return ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]
 
 
 def git_commit() -> dict[str, Any]:
