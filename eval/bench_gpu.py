@@ -187,11 +187,14 @@ async def main(args: argparse.Namespace) -> None:
         "temperature": 0,
         "max_tokens": args.max_tokens,
         "point_max_tokens": args.point_max_tokens,
-        "runs": [await run_slots(args, slots, questions) for slots in args.slots],
+        "runs": [],
     }
     Path(prefix).parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{prefix}.json").write_text(json.dumps(summary, indent=1) + "\n")
-    Path(f"{prefix}.md").write_text(markdown(summary))
+    for slots in args.slots:
+        summary["runs"].append(await run_slots(args, slots, questions))
+        # Written after every slot count: a run cut short (a time limit) keeps what it measured.
+        Path(f"{prefix}.json").write_text(json.dumps(summary, indent=1) + "\n")
+        Path(f"{prefix}.md").write_text(markdown(summary))
     print(markdown(summary))
 
 
