@@ -79,7 +79,7 @@ def test_the_harness_end_to_end_on_the_cpu(tmp_path: Path) -> None:
     options = "--questions 2 --slots 2 --streams 1,2 --throughput-tokens 24 --max-tokens 96 --point-max-tokens 32"
     command = [sys.executable, str(SCRIPT), *options.split(), "--build-time-s", "321.5"]
     command += ["--data", str(data), "--out-prefix", str(prefix)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
 
     result = json.loads(Path(f"{prefix}.json").read_text())
