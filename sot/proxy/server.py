@@ -52,7 +52,9 @@ class BackgroundProxy:
             self._thread.join(0.01)
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.server.should_exit = True
         self._thread.join()
         self._socket.close()
