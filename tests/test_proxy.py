@@ -311,3 +311,38 @@ def test_a_plain_curl_stream(proxied: Callable[..., Any]) -> None:
     chunks = [json.loads(e) for e in events[:-1]]
     text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks)
     assert text == expected_sot(server).text
+
+
+def test_the_outline_can_come_first_as_reasoning(proxied: Callable[..., Any]) -> None:
+    _, proxy = proxied()
+    chunks = list(
+        sdk(proxy).chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": QUESTION}],
+            stream=True,
+            extra_body={"sot": {"mode": "sot", "outline": True}},
+        )
+    )
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    reasoning = [(d.model_extra or {}).get("reasoning_content") for d in deltas]
+    outline = [r for r in reasoning if r]
+    assert outline == ["1. First idea\n", "2. Second idea\n", "3. Third idea\n"]
+    first_text = next(i for i, d in enumerate(deltas) if d.content)
+    assert all(not r for r in reasoning[first_text:])  # the whole outline before any of the answer
+
+
+def test_a_failure_after_text_went_out_ends_the_stream_with_an_error_event(proxied: Callable[..., Any]) -> None:
+    def handle(request: SeenRequest) -> Reply:
+        if request.kind == "expand" and request.point == 3:
+            return Reply(status=400, first_delay=0.1)
+        return sot_script()(request)
+
+    _, proxy = proxied(handle, options={"router": "rules", "max_retries": 0})
+    stream = sdk(proxy).chat.completions.create(
+        model="fake-model+sot", messages=[{"role": "user", "content": QUESTION}], stream=True
+    )
+    texts: list[str] = []
+    with pytest.raises(openai.APIError, match="point 3"):
+        for chunk in stream:
+            texts.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
+    assert "".join(texts).startswith("1. First idea")  # points 1 and 2 had gone out

@@ -65,8 +65,16 @@ class Sender:
         await self.start(200, [*base.items(), *headers.items()])
 
     async def event(self, payload: Any) -> None:
-        data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-        await self.body(f"data: {data}\n\n".encode())
+        await self.events([payload])
+
+    async def events(self, payloads: list[Any], last: bool = False) -> None:
+        """SSE events in one write (`last`: and the end of the response)."""
+        data = "".join(
+            f"data: {p if isinstance(p, str) else json.dumps(p, ensure_ascii=False)}\n\n" for p in payloads
+        ).encode()
+        if last:
+            self.complete = True
+        await self._send({"type": "http.response.body", "body": data, "more_body": not last})
 
 
 Work = Callable[[Sender], Awaitable[None]]

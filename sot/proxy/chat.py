@@ -89,10 +89,14 @@ class ChatAnswer:
         model = plan.model
         answer_stream = client.stream(messages=[*plan.history, _user(plan)], **plan.overrides)
 
-        async def start() -> None:
+        async def send(*deltas: dict[str, Any], finish: str | None = None) -> None:
+            # The status line goes out with the first text (one write: role chunk and text together).
+            payloads = []
             if not sender.started:
                 await sender.start_events(answer_headers(mode, reason, points, self.request_id))
-                await sender.event(chunk(self.request_id, self.created, model, {"role": "assistant", "content": ""}))
+                payloads.append(chunk(self.request_id, self.created, model, {"role": "assistant", "content": ""}))
+            payloads += [chunk(self.request_id, self.created, model, delta) for delta in deltas]
+            await sender.events(payloads)
 
         async with answer_stream as answer_events:
             model = (await client.backend()).model or model
@@ -102,30 +106,28 @@ class ChatAnswer:
                 elif isinstance(event, events.SkeletonDone):
                     points = len(event.points)
                 elif isinstance(event, events.SkeletonPoint) and plan.outline:
-                    await start()
-                    line = f"{event.index + 1}. {event.title}\n"
-                    await sender.event(chunk(self.request_id, self.created, model, {"reasoning_content": line}))
+                    await send({"reasoning_content": f"{event.index + 1}. {event.title}\n"})
                 elif isinstance(event, events.AnswerText):
                     if not sender.started:
                         self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
-                    await start()
-                    await sender.event(chunk(self.request_id, self.created, model, {"content": event.text}))
+                    await send({"content": event.text})
                 elif isinstance(event, events.AnswerDone):
-                    await self._finish(sender, event.answer, start)
+                    if not sender.started:
+                        await send()
+                    await self._finish(sender, event.answer)
 
-    async def _finish(self, sender: Sender, answer: Answer, start: Any) -> None:
+    async def _finish(self, sender: Sender, answer: Answer) -> None:
         self._record(answer)
-        await start()
         last = chunk(self.request_id, self.created, answer.model, {}, finish_reason(answer, self.plan.max_tokens))
         last["sot"] = sot_summary(answer)
-        await sender.event(last)
+        payloads: list[Any] = [last]
         if self.plan.include_usage:
             usage = chunk(self.request_id, self.created, answer.model, {})
             usage["choices"] = []
             usage["usage"] = usage_payload(answer.usage)
-            await sender.event(usage)
-        await sender.event("[DONE]")
-        await sender.end()
+            payloads.append(usage)
+        payloads.append("[DONE]")
+        await sender.events(payloads, last=True)
 
 
 def _user(plan: ChatPlan) -> dict[str, str]:

@@ -83,8 +83,9 @@ class Forwarder:
                 await sender.body(part)
             await sender.end()
         except httpx.HTTPError:
+            # Not ended cleanly: returning without the last body part makes uvicorn drop the connection,
+            # so the client sees the cut as a cut, not as a complete answer.
             log.warning("the upstream cut a pass-through response")
-            await sender.end()
         finally:
             # Shielded: a client that left cancels us, and the upstream connection must still close now.
             with anyio.CancelScope(shield=True):
