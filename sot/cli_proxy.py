@@ -121,11 +121,11 @@ def proxy(
         settings = ProxySettings(
             upstream=tuple(upstream or ()),
             model=model,
-            upstream_api_key=upstream_api_key,
+            upstream_api_key=upstream_api_key or None,
             dialect=_dialect(dialect),
             gguf=gguf,
             llama_server=llama_server,
-            api_key=api_key,
+            api_key=api_key or None,
             max_concurrent=max_concurrent,
             max_queued=max_queued,
             queue_timeout_s=queue_timeout,
@@ -136,5 +136,8 @@ def proxy(
         where = ", ".join(settings.upstream) if settings.upstream else "the embedded local backend"
         typer.echo(f"sot proxy: http://{host}:{port}/v1 -> {where} (Ctrl-C stops it)", err=True)
         serve(settings, host, port, log_level="info" if debug else "warning")
+    except KeyboardInterrupt:
+        typer.echo("sot: proxy stopped", err=True)
+        raise typer.Exit(130) from None
     except SotError as exc:
         fail(exc, debug)

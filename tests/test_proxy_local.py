@@ -24,7 +24,8 @@ def test_the_sdk_gets_sot_answers_from_the_local_backend_streamed_and_not() -> N
         text = reply.choices[0].message.content or ""
         summary = (reply.model_extra or {})["sot"]
         assert summary["mode"] == "sot" and 2 <= len(summary["points"]) <= 3
-        assert text.splitlines()[0].startswith("1. ") and reply.usage is not None and reply.usage.completion_tokens > 0
+        assert len(text.splitlines()) == len(summary["points"]) and text.startswith("1. ")
+        assert reply.usage is not None and reply.usage.completion_tokens > 0
         stream = client.chat.completions.create(
             model="any+sot",
             messages=messages,
@@ -33,5 +34,12 @@ def test_the_sdk_gets_sot_answers_from_the_local_backend_streamed_and_not() -> N
         )
         chunks = list(stream)
         streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-        assert streamed == text  # temperature 0 and a fixed seed: the same answer, now in pieces
-        assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens == reply.usage.total_tokens
+        final = next(c for c in chunks if c.choices and c.choices[0].finish_reason)
+        points = (final.model_extra or {})["sot"]["points"]
+        # Batched decoding is not bit-exact across runs, so the two answers may differ: check the
+        # streamed one against its own outline, in order, and its usage.
+        lines = streamed.splitlines()
+        assert len(lines) == len(points) >= 2 and final.choices[0].finish_reason == "stop"
+        for number, (line, point) in enumerate(zip(lines, points, strict=True), 1):
+            assert line.startswith(f"{number}. {point.rstrip('.:; ')}")
+        assert chunks[-1].choices == [] and chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
