@@ -45,7 +45,10 @@ class Proxy:
         self.metrics = Metrics()
         self.gate = Gate(settings.max_concurrent, settings.max_queued, settings.queue_timeout_s)
         self.pool = ClientPool(settings)
-        self.forwarder = Forwarder(settings.upstream_api_key, settings.forwards_client_auth)
+        # Pass-through requests share the bound on upstream calls through the size of their pool.
+        self.forwarder = Forwarder(
+            settings.upstream_api_key, settings.forwards_client_auth, max_connections=settings.max_upstream_calls
+        )
         self.metrics.gauge("sot_proxy_requests_active", lambda: self.gate.active)
         self.metrics.gauge("sot_proxy_requests_queued", lambda: self.gate.queued)
 

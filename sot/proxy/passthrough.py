@@ -39,15 +39,18 @@ _HOP_BY_HOP = frozenset(
 class Forwarder:
     """Relays one request to an upstream (round robin over several), streaming the answer back."""
 
-    def __init__(self, upstream_key: str | None, forward_client_auth: bool) -> None:
+    def __init__(
+        self,
+        upstream_key: str | None,
+        forward_client_auth: bool,
+        max_connections: int = constants.PROXY_MAX_UPSTREAM_CALLS,
+    ) -> None:
         self._key = upstream_key
         self._forward_client_auth = forward_client_auth
         self._turn = itertools.count()
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
-            limits=httpx.Limits(
-                max_connections=constants.PROXY_MAX_UPSTREAM_CALLS, max_keepalive_connections=constants.POOL_KEEPALIVE
-            ),
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=constants.POOL_KEEPALIVE),
         )
 
     def headers(self, incoming: Mapping[str, str]) -> dict[str, str]:
