@@ -107,13 +107,19 @@ async def one_stream(http: httpx.AsyncClient, url: str, body: dict[str, Any]) ->
     }
 
 
-async def burst(url: str, body: dict[str, Any], n: int) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = [{}] * n
+async def burst(
+    url: str, body: dict[str, Any], n: int, repeats: int = 1, stagger_s: float = 0.0
+) -> list[dict[str, Any]]:
+    """`n` concurrent streams; each worker makes `repeats` requests one after another, worker i starting
+    after i * `stagger_s` (0: all at once, a burst; > 0: streams opening and closing, a steady load)."""
+    results: list[dict[str, Any]] = []
     limits = httpx.Limits(max_connections=n + 8, max_keepalive_connections=n + 8)
     async with httpx.AsyncClient(timeout=60, limits=limits) as http:
 
         async def run(i: int) -> None:
-            results[i] = await one_stream(http, url, body)
+            await anyio.sleep(i * stagger_s)
+            for _ in range(repeats):
+                results.append(await one_stream(http, url, body))
 
         async with anyio.create_task_group() as tg:
             for i in range(n):
@@ -126,24 +132,32 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def added_latency(upstream: str, proxy: str, n: int, rounds: int, process: psutil.Process) -> dict[str, Any]:
+def added_latency(
+    upstream: str, proxy: str, n: int, rounds: int, process: psutil.Process, stagger_s: float
+) -> dict[str, Any]:
     seq = {"model": "fake-model", "messages": [{"role": "user", "content": QUESTION}], "stream": True}
     cases = {
         "direct": (upstream, seq),
         "proxied_sequential": (proxy, {**seq, "model": "fake-model+seq"}),
         "passthrough_tools": (proxy, {**seq, "tools": TOOLS}),
     }
+    repeats = 3 if stagger_s else 1
     firsts: dict[str, list[float]] = {name: [] for name in cases}
     cpu: dict[str, float] = dict.fromkeys(cases, 0.0)
     for _ in range(rounds):
         for name, (url, body) in cases.items():
             before = sum(process.cpu_times()[:2])
-            results = anyio.run(burst, f"{url}/chat/completions", body, n)
+            results = anyio.run(burst, f"{url}/chat/completions", body, n, repeats, stagger_s)
             cpu[name] += sum(process.cpu_times()[:2]) - before
             assert all(r["status"] == 200 and r["done"] and r["first_s"] is not None for r in results), name
             firsts[name] += [r["first_s"] for r in results]
-    out: dict[str, Any] = {"concurrent_streams": n, "requests_per_case": n * rounds}
-    out["proxy_cpu_ms_per_request"] = {name: cpu[name] / (n * rounds) * 1000 for name in cases if name != "direct"}
+    count = len(firsts["direct"])
+    out: dict[str, Any] = {
+        "concurrent_streams": n,
+        "arrival": f"staggered {stagger_s * 1000:g} ms apart, {repeats} requests per stream" if stagger_s else "burst",
+        "requests_per_case": count,
+    }
+    out["proxy_cpu_ms_per_request"] = {name: cpu[name] / count * 1000 for name in cases if name != "direct"}
     for name, values in firsts.items():
         out[f"{name}_first_byte_ms"] = {"p50": pct(values, 0.5) * 1000, "p99": pct(values, 0.99) * 1000}
     for name in ("proxied_sequential", "passthrough_tools"):
@@ -238,8 +252,12 @@ def main() -> None:
                 f"(load average {os.getloadavg()[0]:.1f} at start)",
                 "upstream": f"fake server: first token {FIRST_DELAY_S * 1000:.0f} ms, "
                 f"{TOKEN_DELAY_S * 1000:.0f} ms per word",
-                "added_latency_50": added_latency(server.url, proxy, 50, args.rounds, process),
-                "added_latency_200": added_latency(server.url, proxy, 200, max(1, args.rounds // 2), process),
+                # 50 streams open at any time, opening 6 ms apart (about one answer's length / 50).
+                "added_latency_50_steady": added_latency(server.url, proxy, 50, args.rounds, process, 0.006),
+                "added_latency_50_burst": added_latency(server.url, proxy, 50, args.rounds, process, 0.0),
+                "added_latency_200_burst": added_latency(
+                    server.url, proxy, 200, max(1, args.rounds // 2), process, 0.0
+                ),
                 "sot_200": sot_load(proxy, 200, process),
             }
         finally:
@@ -255,10 +273,11 @@ def _pair(d: dict[str, float]) -> str:
 
 def write_markdown(path: Path, s: dict[str, Any]) -> None:
     rows = []
-    for key in ("added_latency_50", "added_latency_200"):
+    for key in ("added_latency_50_steady", "added_latency_50_burst", "added_latency_200_burst"):
         a = s[key]
         cells = [
             str(a["concurrent_streams"]),
+            a["arrival"],
             str(a["requests_per_case"]),
             _pair(a["direct_first_byte_ms"]),
             _pair(a["proxied_sequential_added_ms"]),
@@ -271,6 +290,7 @@ def write_markdown(path: Path, s: dict[str, Any]) -> None:
     rss = sot["proxy_rss_mb"]
     header = [
         "concurrent streams",
+        "arrival",
         "requests per case",
         "direct first byte p50 / p99",
         "added: SoT proxy answering sequentially, p50 / p99",
