@@ -167,6 +167,33 @@ def added_latency(
     return out
 
 
+def client_cpu(upstream: str, requests: int = 100) -> dict[str, float]:
+    """CPU per request of sot's own Client (no proxy) and of a bare httpx stream, on this thread."""
+    import sot
+
+    body = {"model": "fake-model", "messages": [{"role": "user", "content": QUESTION}], "stream": True}
+
+    async def client() -> float:
+        async with sot.Client(base_url=upstream, model="fake-model", mode="sequential") as c:
+            started = time.thread_time()
+            for _ in range(requests):
+                async with c.stream(QUESTION) as answer_events:
+                    async for _event in answer_events:
+                        pass
+            return (time.thread_time() - started) / requests * 1000
+
+    async def bare() -> float:
+        async with httpx.AsyncClient() as http:
+            started = time.thread_time()
+            for _ in range(requests):
+                async with http.stream("POST", f"{upstream}/chat/completions", json=body) as response:
+                    async for _line in response.aiter_lines():
+                        pass
+            return (time.thread_time() - started) / requests * 1000
+
+    return {"sot_client_sequential": anyio.run(client), "bare_httpx_stream": anyio.run(bare)}
+
+
 def sot_load(proxy: str, n: int, process: psutil.Process) -> dict[str, Any]:
     body = {
         "model": "fake-model+sot",
@@ -259,6 +286,7 @@ def main() -> None:
                     server.url, proxy, 200, max(1, args.rounds // 2), process, 0.0
                 ),
                 "sot_200": sot_load(proxy, 200, process),
+                "cpu_ms_per_request_without_proxy": client_cpu(server.url),
             }
         finally:
             proc.terminate()
@@ -306,7 +334,10 @@ def write_markdown(path: Path, s: dict[str, Any]) -> None:
         f"upstream): {sot['complete']} complete ([DONE], usage, finish_reason stop), {sot['complete_and_ordered']} "
         f"with exactly the expected text in reading order; wall {sot['wall_s']:.2f} s, median answer "
         f"{sot['answer_p50_s']:.2f} s. Proxy RSS: {rss['before']:.0f} MB before, {rss['peak']:.0f} MB peak, "
-        f"{rss['after']:.0f} MB after.\n"
+        f"{rss['after']:.0f} MB after.\n\n"
+        "CPU per request without the proxy, same upstream answer (ms): sot's own Client answering sequentially "
+        f"{s['cpu_ms_per_request_without_proxy']['sot_client_sequential']:.1f}, a bare httpx stream of it "
+        f"{s['cpu_ms_per_request_without_proxy']['bare_httpx_stream']:.1f}.\n"
     )
 
 
