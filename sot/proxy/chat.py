@@ -89,7 +89,7 @@ class ChatAnswer:
         model = plan.model
         answer_stream = client.stream(messages=[*plan.history, _user(plan)], **plan.overrides)
 
-        async def send(*deltas: dict[str, Any], finish: str | None = None) -> None:
+        async def send(*deltas: dict[str, Any]) -> None:
             # The status line goes out with the first text (one write: role chunk and text together).
             payloads = []
             if not sender.started:
