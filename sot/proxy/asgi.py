@@ -25,11 +25,18 @@ log = logging.getLogger("sot.proxy")
 
 
 class Sender:
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, on_complete: Callable[[int], None] | None = None) -> None:
         self._send = send
+        self._on_complete = on_complete
         self.started = False
         self.complete = False
         self.status = 0
+
+    def _completing(self) -> None:
+        # Told before the last part goes out, so whatever the client does next sees it counted.
+        self.complete = True
+        if self._on_complete is not None:
+            self._on_complete(self.status)
 
     async def start(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
         self.started = True
@@ -42,13 +49,13 @@ class Sender:
             await self._send({"type": "http.response.body", "body": data, "more_body": True})
 
     async def end(self) -> None:
-        self.complete = True
+        self._completing()
         await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode()
         await self.start(status, [("content-type", "application/json"), *(headers or {}).items()])
-        self.complete = True
+        self._completing()
         await self._send({"type": "http.response.body", "body": data, "more_body": False})
 
     async def error(
@@ -73,7 +80,7 @@ class Sender:
             f"data: {p if isinstance(p, str) else json.dumps(p, ensure_ascii=False)}\n\n" for p in payloads
         ).encode()
         if last:
-            self.complete = True
+            self._completing()
         await self._send({"type": "http.response.body", "body": data, "more_body": not last})
 
 
@@ -93,12 +100,12 @@ class Exchange(Response):
         self.done: Callable[[int], None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        sender = Sender(send)
+        sender = Sender(send, on_complete=self.done)
         try:
             await self._exchange(receive, sender)
         finally:
-            if self.done is not None:
-                self.done(sender.status if sender.complete else 499)
+            if self.done is not None and not sender.complete:
+                self.done(499)  # the client left, or the response was cut, before it was complete
 
     async def _exchange(self, receive: Receive, sender: Sender) -> None:
         async with anyio.create_task_group() as tg:
