@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_local import machine
+from _bench_common import machine
 from results_io import RESULTS
 
 from sot.fake_server import FakeServer, sot_script

@@ -324,6 +324,6 @@ def serve(
 
 
 def main() -> None:
-    from . import cli_batch  # noqa: F401  (registers batch, report and judge)
+    from . import cli_batch, cli_proxy  # noqa: F401  (register batch, report, judge and proxy)
 
     app()

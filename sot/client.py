@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Unpack
@@ -13,6 +13,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from . import constants
+from ._conversation import split_conversation
 from .backends.base import Backend
 from .backends.openai_compat import Dialect, OpenAICompatBackend
 from .errors import ConfigurationError, SotError
@@ -21,7 +22,7 @@ from .options import OptionOverrides, Options
 from .orchestrator import Orchestrator
 from .result import Answer
 from .router import make_router
-from .templates import Prompts
+from .templates import Message, Prompts
 
 
 def _env(name: str) -> str | None:
@@ -50,6 +51,11 @@ class ClientArguments(OptionOverrides, total=False):
     gguf: str | None
     llama_server: str | None
     request_limit: int | None
+    limiter: anyio.CapacityLimiter | None
+
+
+# A chat conversation: {"role": ..., "content": ...} mappings (or Message), the user's question last.
+Messages = Sequence[Mapping[str, Any] | Message]
 
 
 class AnswerStream:
@@ -68,9 +74,12 @@ class AnswerStream:
     After a complete answer, ``answer`` holds it.
     """
 
-    def __init__(self, start: Callable[[], Awaitable[Orchestrator]], question: str) -> None:
+    def __init__(
+        self, start: Callable[[], Awaitable[Orchestrator]], question: str, history: Sequence[Message] = ()
+    ) -> None:
         self._start = start
         self._question = question
+        self._history = tuple(history)
         self._error: SotError | None = None
         self.answer: Answer | None = None
 
@@ -85,7 +94,7 @@ class AnswerStream:
     async def _produce(self, orchestrator: Orchestrator, send: MemoryObjectSendStream[Event]) -> None:
         async with send:
             try:
-                self.answer = await orchestrator.run(self._question, send.send_nowait)
+                self.answer = await orchestrator.run(self._question, send.send_nowait, self._history)
             except SotError as exc:
                 self._error = exc
 
@@ -136,6 +145,7 @@ class Client:
         gguf: str | None = None,
         llama_server: str | None = None,
         request_limit: int | None = None,
+        limiter: anyio.CapacityLimiter | None = None,
         **options: Unpack[OptionOverrides],
     ) -> None:
         self.options = Options().updated(**options)
@@ -151,8 +161,10 @@ class Client:
         self._gguf = gguf
         self._llama_server = llama_server
         self._lock = anyio.Lock()
-        # One bound on requests in flight across every answer of this client (batch runs).
-        self._limiter = anyio.CapacityLimiter(request_limit) if request_limit else None
+        # One bound on requests in flight across every answer of this client (batch runs), or across
+        # several clients that share `limiter` (the proxy).
+        self._limiter = limiter or (anyio.CapacityLimiter(request_limit) if request_limit else None)
+        self._local_url: str | None = None
         if self.options.mode == "auto" and self.options.router == "learned":
             from .router.learned import preload as preload_router
 
@@ -171,6 +183,16 @@ class Client:
     def uses_local_backend(self) -> bool:
         """Whether answers come from the embedded local server (no base URL and no backend given)."""
         return self._backend is None and not self._base_urls
+
+    @property
+    def base_urls(self) -> list[str]:
+        """The endpoints answers come from: the given base URLs, or the local server's once it started."""
+        return list(self._base_urls) or ([self._local_url] if self._local_url else [])
+
+    @property
+    def api_key(self) -> str | None:
+        """The API key sent upstream, if any (never logged or shown)."""
+        return self._api_key
 
     async def backend(self) -> Backend:
         async with self._lock:
@@ -204,10 +226,11 @@ class Client:
                 backend = EndpointPool(backends, per_endpoint_limit=share)
             self._owned.append(backend)
         else:
-            from .backends.local import LocalBackend, LocalConfig
+            from .backends.local import LocalBackend, LocalConfig, advertised_url
 
             config = LocalConfig(gguf=self._gguf, binary=self._llama_server, slots=self.options.max_parallel)
             local = await LocalBackend.start(config)
+            self._local_url = local.server.url if local.server is not None else await advertised_url()
             if self.options.skeleton_frequency_penalty is None:
                 self.options = self.options.updated(
                     skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY
@@ -229,17 +252,30 @@ class Client:
         router = make_router(options, backend, prompts) if options.mode == "auto" else None
         return Orchestrator(backend, options, prompts, router, limiter=self._limiter)
 
-    async def ask(self, question: str, **overrides: Unpack[OptionOverrides]) -> Answer:
-        """Answer `question`; keyword arguments override this client's options for this call."""
-        orchestrator = await self._orchestrator(overrides)
-        return await orchestrator.run(question)
+    async def ask(
+        self, question: str | None = None, *, messages: Messages | None = None, **overrides: Unpack[OptionOverrides]
+    ) -> Answer:
+        """Answer `question`, or the last user turn of `messages` with the turns before it as context.
 
-    def stream(self, question: str, **overrides: Unpack[OptionOverrides]) -> AnswerStream:
+        ``messages`` is a chat conversation (``[{"role": "system", "content": ...}, {"role": "user", ...},
+        {"role": "assistant", ...}, {"role": "user", ...}]``): the system prompt and earlier turns are sent
+        before every skeleton, expansion and sequential prompt. Keyword arguments override this
+        client's options for this call.
+        """
+        text, history = split_conversation(question, messages)
+        orchestrator = await self._orchestrator(overrides)
+        return await orchestrator.run(text, history=history)
+
+    def stream(
+        self, question: str | None = None, *, messages: Messages | None = None, **overrides: Unpack[OptionOverrides]
+    ) -> AnswerStream:
         """The answer's events as it forms (the last is ``AnswerDone``): ``async with client.stream(q) as events``.
 
-        Keyword arguments override this client's options for this call. See ``AnswerStream``.
+        ``messages`` as in ``ask``. Keyword arguments override this client's options for this call.
+        See ``AnswerStream``.
         """
-        return AnswerStream(lambda: self._orchestrator(overrides), question)
+        text, history = split_conversation(question, messages)
+        return AnswerStream(lambda: self._orchestrator(overrides), text, history)
 
     async def aclose(self) -> None:
         owned, self._owned = self._owned, []

@@ -72,3 +72,17 @@ DISCOVERY_TIMEOUT_S: Final = 30.0
 HEALTH_PROBE_TIMEOUT_S: Final = 2.0
 # A redacted secret: any run of at least this many of its characters (case-insensitive) is masked.
 SECRET_MATCH_CHARS: Final = 8
+
+# Proxy (sot proxy): an OpenAI-compatible server in front of the orchestrator.
+PROXY_HOST: Final = "127.0.0.1"
+PROXY_PORT: Final = 8080
+PROXY_MAX_CONCURRENT: Final = 64  # chat requests answered at once
+PROXY_MAX_QUEUED: Final = 256  # requests waiting for a slot; past that: 429 at once
+PROXY_QUEUE_TIMEOUT_S: Final = 30.0  # longest wait for a slot before a 429
+PROXY_RETRY_AFTER_S: Final = 1  # what a 429 tells the client to wait
+PROXY_MAX_UPSTREAM_CALLS: Final = 256  # upstream calls in flight, all requests together
+PROXY_MAX_BODY_BYTES: Final = 4 * 1024 * 1024
+PROXY_MAX_CLIENTS: Final = 32  # (model, client key) pairs with a connection pool of their own
+PROXY_MODEL_SUFFIXES: Final = {"+sot": "sot", "+seq": "sequential", "+sequential": "sequential", "+auto": "auto"}
+PROXY_LATENCY_BUCKETS_S: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+ENV_PROXY_API_KEY: Final = "SOT_PROXY_API_KEY"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -32,7 +32,7 @@ from .options import Options
 from .result import Answer, CallRecord, Usage
 from .router.decision import Route
 from .skeleton import SkeletonParser
-from .templates import SKELETON_GRAMMAR, Prompts, shared_prefix_fraction
+from .templates import SKELETON_GRAMMAR, Message, Prompts, shared_prefix_fraction
 
 Emit = Callable[[events.Event], None]
 log = logging.getLogger("sot.orchestrator")
@@ -69,6 +69,7 @@ class _Run:
     question: str
     parser: SkeletonParser  # of the current skeleton attempt
     draft: Draft
+    history: tuple[Message, ...] = ()  # earlier turns, sent before every prompt
     points: list[str] = field(default_factory=list)  # the outline: points kept across attempts, in order
     expansions: dict[int, str] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
@@ -124,10 +125,14 @@ class Orchestrator:
             regex=r"(\d{1,2}\. [^\n]{1,80}\n){3,%d}" % self.options.max_points,  # noqa: UP031
         )
 
-    async def run(self, question: str, emit: Emit = _no_emit) -> Answer:
-        """The answer to `question`; `emit` sees its events as it forms. Raises only ``SotError``."""
+    async def run(self, question: str, emit: Emit = _no_emit, history: Sequence[Message] = ()) -> Answer:
+        """The answer to `question`; `emit` sees its events as it forms. Raises only ``SotError``.
+
+        `history`: the conversation's earlier turns (system prompt, questions, final answers), sent
+        before every prompt of this answer.
+        """
         try:
-            return await self._run(question, emit)
+            return await self._run(question, emit, tuple(history))
         except BaseExceptionGroup as group:
             # Task groups wrap what their tasks raise; the caller is promised a SotError. Anything
             # else in the group is a bug and stays visible.
@@ -138,17 +143,17 @@ class Orchestrator:
             assert found is not None
             raise found from None
 
-    async def _run(self, question: str, emit: Emit) -> Answer:
+    async def _run(self, question: str, emit: Emit, history: tuple[Message, ...]) -> Answer:
         caller = Caller(self.backend, self.options.retry_policy, limiter=self.limiter)
         draft = Draft(emit)
         mode, reason, decision = await self._decide(question, caller)
         route = decision.to_dict() if decision is not None else None
         route_s = caller.now() if decision is not None else None
         if mode == "sot":
-            answer = await self._sot(question, caller, emit, draft, reason)
+            answer = await self._sot(question, caller, emit, draft, reason, history)
         else:
             emit(events.ModeChosen("sequential", reason))
-            answer = await self._sequential(question, caller, emit, draft, reason, [])
+            answer = await self._sequential(question, caller, emit, draft, reason, [], history)
         answer.route = route
         if decision is not None and decision.calls:
             answer.calls[:0] = decision.calls
@@ -179,10 +184,17 @@ class Orchestrator:
         )
 
     async def _sequential(
-        self, question: str, caller: Caller, emit: Emit, draft: Draft, reason: str, calls: list[CallRecord]
+        self,
+        question: str,
+        caller: Caller,
+        emit: Emit,
+        draft: Draft,
+        reason: str,
+        calls: list[CallRecord],
+        history: tuple[Message, ...],
     ) -> Answer:
         request = ChatRequest(
-            self.prompts.sequential(question),
+            [*history, *self.prompts.sequential(question)],
             max_tokens=self.options.max_tokens,
             temperature=self.options.temperature,
             seed=self.options.seed,
@@ -204,10 +216,12 @@ class Orchestrator:
         answer.timings.first_content_s = outcome.record.first_token_s
         return answer
 
-    async def _sot(self, question: str, caller: Caller, emit: Emit, draft: Draft, reason: str) -> Answer:
+    async def _sot(
+        self, question: str, caller: Caller, emit: Emit, draft: Draft, reason: str, history: tuple[Message, ...]
+    ) -> Answer:
         opts = self.options
         parser = SkeletonParser(max_points=opts.max_points, max_point_chars=opts.max_point_chars)
-        run = _Run(question, parser, draft)
+        run = _Run(question, parser, draft, history)
         limiter = anyio.CapacityLimiter(opts.max_parallel)
         emit(events.ModeChosen("sot", reason))
         skeleton_done_s: float | None = None
@@ -240,7 +254,7 @@ class Orchestrator:
                 emit(events.SkeletonRestarted(attempt))
 
             request = ChatRequest(
-                self.prompts.skeleton(question),
+                [*history, *self.prompts.skeleton(question)],
                 max_tokens=opts.skeleton_max_tokens,
                 temperature=opts.temperature,
                 constraint=self._constraint(),
@@ -277,7 +291,7 @@ class Orchestrator:
             why = f"the skeleton had {len(run.points)} usable point(s); answered sequentially instead"
             log.info("falling back to sequential decoding: %s", why)
             emit(events.ModeChosen("sequential", why))
-            return await self._sequential(question, caller, emit, draft, why, run.records)
+            return await self._sequential(question, caller, emit, draft, why, run.records, history)
 
         points = [sanitize(point) for point in run.points]
         expansions = [run.expansions.get(i) or points[i] for i in range(len(points))]
@@ -309,7 +323,7 @@ class Orchestrator:
     ) -> None:
         opts = self.options
         points = list(run.points)  # with pipelining: the skeleton so far
-        messages = self.prompts.expansion(run.question, points, index)
+        messages = [*run.history, *self.prompts.expansion(run.question, points, index)]
         run.prompts_sent.append("\n".join(m.content for m in messages))
         request = ChatRequest(
             messages,

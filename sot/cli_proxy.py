@@ -1,0 +1,143 @@
+"""``sot proxy``: an OpenAI-compatible server that answers through Skeleton-of-Thought."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from . import constants
+from .cli import (
+    Debug,
+    DialectOption,
+    GgufOption,
+    LlamaServerOption,
+    MaxPoints,
+    MaxRetries,
+    MaxTokens,
+    Model,
+    Pipeline,
+    PointMaxTokens,
+    RouterOption,
+    Temperature,
+    Timeout,
+    _dialect,
+    app,
+    fail,
+)
+from .errors import ConfigurationError, SotError
+
+Upstream = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--upstream",
+        "--base-url",
+        envvar=constants.ENV_BASE_URL,
+        help="OpenAI-compatible upstream; repeat it for an endpoint pool. None: the embedded local backend.",
+    ),
+]
+ClientKey = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar=constants.ENV_PROXY_API_KEY,
+        help=f"Key clients must present (Authorization: Bearer KEY); default ${constants.ENV_PROXY_API_KEY}, else none.",
+        show_envvar=False,
+    ),
+]
+UpstreamKey = Annotated[
+    str | None,
+    typer.Option(
+        "--upstream-api-key",
+        envvar=[constants.ENV_API_KEY, constants.ENV_OPENAI_API_KEY],
+        help="Key sent upstream (default: $SOT_API_KEY, then $OPENAI_API_KEY); none: the client's own is forwarded.",
+        show_envvar=False,
+    ),
+]
+
+
+@app.command()
+def proxy(
+    upstream: Upstream = None,
+    model: Model = None,
+    upstream_api_key: UpstreamKey = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = constants.PROXY_HOST,
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = constants.PROXY_PORT,
+    api_key: ClientKey = None,
+    mode: Annotated[str, typer.Option(help="Default mode: auto (router decides), sot or sequential.")] = "auto",
+    max_points: MaxPoints = constants.DEFAULT_MAX_POINTS,
+    max_parallel: Annotated[
+        int, typer.Option(help="Most expansions in flight per answer.")
+    ] = constants.DEFAULT_MAX_PARALLEL,
+    max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
+    point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
+    temperature: Temperature = None,
+    timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
+    max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
+    pipeline: Pipeline = True,
+    router: RouterOption = constants.DEFAULT_ROUTER,
+    prompts: Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")] = None,
+    dialect: DialectOption = "openai",
+    gguf: GgufOption = None,
+    llama_server: LlamaServerOption = None,
+    max_concurrent: Annotated[
+        int, typer.Option(help="Chat requests answered at once.")
+    ] = constants.PROXY_MAX_CONCURRENT,
+    max_queued: Annotated[
+        int, typer.Option(help="Requests that may wait for a slot; past that: 429.")
+    ] = constants.PROXY_MAX_QUEUED,
+    queue_timeout: Annotated[
+        float, typer.Option(help="Longest wait for a slot, seconds; then 429.")
+    ] = constants.PROXY_QUEUE_TIMEOUT_S,
+    max_upstream_calls: Annotated[
+        int, typer.Option(help="Upstream calls in flight, all requests together.")
+    ] = constants.PROXY_MAX_UPSTREAM_CALLS,
+    max_body_bytes: Annotated[
+        int, typer.Option(help="Largest request body accepted.")
+    ] = constants.PROXY_MAX_BODY_BYTES,
+    debug: Debug = False,
+) -> None:
+    """Serve an OpenAI-compatible API (chat completions through SoT, the rest passed through) until Ctrl-C."""
+    from .options import Options
+    from .proxy import ProxySettings, serve
+
+    try:
+        if min(max_concurrent, max_upstream_calls, max_body_bytes) < 1 or max_queued < 0 or queue_timeout <= 0:
+            raise ConfigurationError("the proxy's limits must be positive")
+        options = {
+            "mode": mode,
+            "max_points": max_points,
+            "max_parallel": max_parallel,
+            "max_tokens": max_tokens,
+            "point_max_tokens": point_max_tokens,
+            "temperature": temperature,
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "pipeline": pipeline,
+            "router": router,
+            "prompts_dir": prompts,
+        }
+        Options().updated(**options)  # validated now, not on the first request
+        settings = ProxySettings(
+            upstream=tuple(upstream or ()),
+            model=model,
+            upstream_api_key=upstream_api_key or None,
+            dialect=_dialect(dialect),
+            gguf=gguf,
+            llama_server=llama_server,
+            api_key=api_key or None,
+            max_concurrent=max_concurrent,
+            max_queued=max_queued,
+            queue_timeout_s=queue_timeout,
+            max_upstream_calls=max_upstream_calls,
+            max_body_bytes=max_body_bytes,
+            options=options,
+        )
+        where = ", ".join(settings.upstream) if settings.upstream else "the embedded local backend"
+        typer.echo(f"sot proxy: http://{host}:{port}/v1 -> {where} (Ctrl-C stops it)", err=True)
+        serve(settings, host, port, log_level="info" if debug else "warning")
+    except KeyboardInterrupt:
+        typer.echo("sot: proxy stopped", err=True)
+        raise typer.Exit(130) from None
+    except SotError as exc:
+        fail(exc, debug)

@@ -1,0 +1,38 @@
+"""What ``sot proxy`` is configured with: where answers come from, and the limits clients meet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import constants
+from ..backends.openai_compat import Dialect
+
+
+@dataclass(frozen=True)
+class ProxySettings:
+    """The proxy's configuration; ``options`` are the answer options of ``sot ask`` (``Client`` keywords)."""
+
+    upstream: tuple[str, ...] = ()  # none: the embedded local backend
+    model: str | None = None  # none: the model each request names (or the upstream's only one)
+    upstream_api_key: str | None = field(default=None, repr=False)
+    dialect: Dialect = "openai"
+    gguf: str | None = None
+    llama_server: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # what clients must present, if set
+    max_concurrent: int = constants.PROXY_MAX_CONCURRENT
+    max_queued: int = constants.PROXY_MAX_QUEUED
+    queue_timeout_s: float = constants.PROXY_QUEUE_TIMEOUT_S
+    max_upstream_calls: int = constants.PROXY_MAX_UPSTREAM_CALLS
+    max_body_bytes: int = constants.PROXY_MAX_BODY_BYTES
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def local(self) -> bool:
+        return not self.upstream
+
+    @property
+    def forwards_client_auth(self) -> bool:
+        """The client's Authorization goes upstream only when no upstream key is configured, and never
+        when it is this proxy's own client key."""
+        return self.upstream_api_key is None and self.api_key is None and not self.local
