@@ -3,6 +3,13 @@
 A skeleton is untrusted model output: the parser caps how many points it keeps and how long each
 may be, drops duplicates and control characters, and nothing in a point can choose a model, a
 parameter or a template; points only ever enter prompts as variables.
+
+Points are titles of a few words that end at a phrase boundary. Small models write sentences
+("Set clear goals and break them down into small"), run past a length cap, and carry the sentence
+on as the next line ("actionable steps ..."): a point is cut back to its title ("Title: more" keeps
+"Title"), a long one to its first phrase, one that ends inside a phrase ("... into small") back to
+the last whole phrase, and a line that continues the one before (it starts with a connective, or
+lowercase after a line that was cut) is not a point.
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from . import constants
+from ._shape import SkeletonShape
 
 # "1.", "1)", "(1)", "1:", "1 -", "Step 1.", "Point 1:", "**1.**", "### 1.", "> 1."
 _NUMBERED = re.compile(
@@ -27,20 +34,160 @@ _EMPHASIS = re.compile(r"(\*\*|__|(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)|`)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
+# A phrase does not end on these words: a point ending on one was cut inside a phrase.
+_DANGLING = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "nor",
+        "of",
+        "to",
+        "for",
+        "in",
+        "on",
+        "at",
+        "with",
+        "by",
+        "from",
+        "into",
+        "onto",
+        "about",
+        "as",
+        "than",
+        "that",
+        "which",
+        "who",
+        "whose",
+        "your",
+        "their",
+        "its",
+        "our",
+        "my",
+        "his",
+        "her",
+        "this",
+        "these",
+        "those",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "must",
+        "may",
+        "might",
+        "more",
+        "most",
+        "very",
+        "such",
+        "so",
+        "if",
+        "when",
+        "while",
+        "between",
+        "through",
+        "without",
+        "within",
+        "over",
+        "under",
+        "via",
+        "like",
+        "including",
+        "especially",
+        "both",
+        "either",
+        "each",
+        "every",
+        "some",
+        "any",
+        "not",
+        "also",
+        "using",
+    ]
+)
+# Where a long point may end: before a connective, a clause or a preposition that adds detail.
+_BOUNDARY = re.compile(
+    r"\s*(?:[,;(]|\s[-–—]\s)\s*|\s+(?=(?:and|or|but|which|that|who|because|so|while|as|by|to|for|with|"
+    r"without|through|like|such as|including|in order|from|into|in|on|at|of|about|using|when|if)\b)",
+    re.IGNORECASE,
+)
+# A line that starts like this carries on the line before it.
+_CONTINUES = re.compile(r"^(?:and|or|but|nor|which|that|so|because|then|while|than|whereas)\b", re.IGNORECASE)
+# "Title: explanation", "Title - explanation", "Title. More sentences."
+_TITLE_END = re.compile(r":\s|:$|\s[-–—]\s|[.!?]\s+(?=\S)")
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def _dangles(text: str) -> bool:
+    """Whether a line of a few words or more ends inside a phrase ("... break them into small")."""
+    words = _words(text)
+    return len(words) >= 4 and words[-1].casefold().strip(",;") in _DANGLING
+
+
+def _strip_dangling(text: str) -> str:
+    words = _words(text.rstrip(" ,;:-–—("))
+    while len(words) > 1 and words[-1].casefold().strip(",;") in _DANGLING:
+        words.pop()
+    return " ".join(words).rstrip(" ,;:-–—(")
+
+
+def _first_phrase(text: str, max_words: int) -> str:
+    """`text` cut at the last phrase boundary that keeps at most `max_words` words (at least two)."""
+    best = ""
+    for match in _BOUNDARY.finditer(text):
+        head = text[: match.start()]
+        if len(_words(head)) > max_words:
+            break
+        if len(_words(head)) >= 2:
+            best = head
+    return best or " ".join(_words(text)[:max_words])
+
+
+def shape_title(text: str, max_words: int, cut: bool = False) -> str:
+    """A point's title: its head before a colon or sentence end, ending at a phrase boundary.
+
+    `cut`: the line was stopped by a length cap, so its end is not a phrase boundary.
+    """
+    title_end = _TITLE_END.search(text)
+    if title_end and len(_words(text[: title_end.start()])) >= 1:
+        text, cut = text[: title_end.start()], False
+    words = _words(text)
+    if len(words) > max_words:
+        text, cut = _first_phrase(text, max_words), False
+    elif (cut and len(words) >= 4) or _dangles(text):
+        # Back off to the last boundary: "... and make them work on a" ends at "... goals".
+        heads = [text[: m.start()] for m in _BOUNDARY.finditer(text) if len(_words(text[: m.start()])) >= 2]
+        text = heads[-1] if heads else text
+    return _strip_dangling(text) if len(_words(text)) >= 3 else text
+
+
 def _indent(line: str) -> int:
     expanded = line.expandtabs(4)
     return len(expanded) - len(expanded.lstrip(" "))
 
 
-def _clean(text: str, max_chars: int) -> str:
+def _clean(text: str, max_chars: int, max_words: int, cut: bool = False) -> str:
     text = _CONTROL.sub("", unicodedata.normalize("NFC", text))
     text = _EMPHASIS.sub("", text).strip()
     text = re.sub(r"\s+", " ", text)
+    text = shape_title(text, max_words, cut)
     # Points are titles: a trailing period, colon or separator is formatting, not content.
     text = text.rstrip(" .,;:")
     if len(text) > max_chars:
-        cut = text[:max_chars].rsplit(" ", 1)[0] or text[:max_chars]
-        text = cut.rstrip(" ,;:-") + "…"
+        head = text[:max_chars].rsplit(" ", 1)[0] or text[:max_chars]
+        text = head.rstrip(" ,;:-") + "…"
     return text
 
 
@@ -71,18 +218,27 @@ class SkeletonParser:
     The first list item fixes the list's style (numbered or bulleted) and indentation; items of
     the other style or deeper indentation are sub-points and are ignored, as are preambles and
     closing remarks. Numbers must increase, so a second list in a closing remark is not merged in.
+    Limits come from the skeleton's shape (sot/_shape.py); ``max_points`` / ``max_point_chars``
+    override its count and length.
     """
 
     def __init__(
         self,
         *,
-        max_points: int = constants.DEFAULT_MAX_POINTS,
-        max_point_chars: int = constants.MAX_POINT_CHARS,
+        max_points: int | None = None,
+        max_point_chars: int | None = None,
+        shape: SkeletonShape | None = None,
     ) -> None:
-        self.max_points = max_points
-        self.max_point_chars = max_point_chars
+        shape = shape or SkeletonShape()
+        self.max_points = max_points or shape.max_points
+        self.max_point_chars = max_point_chars or shape.point_chars
+        self.max_words = shape.point_words + 2  # a few words asked; a little more still reads as a title
+        self.line_chars = shape.line_chars
         self.points: list[str] = []
+        self.rejected: list[str] = []  # lines that carried on the line before them
         self._seen: set[str] = set()
+        self._bags: list[frozenset[str]] = []
+        self._last_cut = False
         self._buffer = ""
         self._style: str | None = None
         self._indent = 0
@@ -98,6 +254,7 @@ class SkeletonParser:
         self._style = None
         self._indent = 0
         self._last_number = 0
+        self._last_cut = False
 
     def feed(self, text: str) -> list[str]:
         """Add streamed text; return the points whose lines became complete."""
@@ -145,27 +302,48 @@ class SkeletonParser:
         self._last_number = parts[-1][0]
         return self._accept([text for _, text in parts])
 
+    def _continues(self, text: str) -> bool:
+        """Whether `text` carries on the line before it rather than starting a point."""
+        text = _EMPHASIS.sub("", text).strip()
+        if _CONTINUES.match(text):
+            return True
+        return self._last_cut and text[:1].islower()
+
     def _accept(self, texts: list[str]) -> list[str]:
         added: list[str] = []
         for text in texts:
-            point = _clean(text, self.max_point_chars)
+            if self.points and self._continues(text):
+                self.rejected.append(text.strip())
+                self._last_cut = len(text.strip()) >= self.line_chars - 1 or _dangles(text)
+                continue
+            self._last_cut = len(text.strip()) >= self.line_chars - 1 or _dangles(text)
+            point = _clean(text, self.max_point_chars, self.max_words, cut=len(text.strip()) >= self.line_chars - 1)
             key = _key(point)
-            if not key or key in self._seen or self.full:
+            bag = frozenset(w for w in re.findall(r"\w+", point.casefold()) if w not in _DANGLING)
+            if not key or key in self._seen or self.full or self._repeats(bag):
                 continue
             self._seen.add(key)
+            self._bags.append(bag)
             self.points.append(point)
             added.append(point)
         return added
+
+    def _repeats(self, bag: frozenset[str]) -> bool:
+        """Same words as a kept point, or all of one's words inside the other's (2 words or more)."""
+        return any(
+            bag == kept or (min(len(bag), len(kept)) >= 2 and (bag <= kept or kept <= bag)) for kept in self._bags
+        )
 
 
 def parse_skeleton(
     text: str,
     *,
-    max_points: int = constants.DEFAULT_MAX_POINTS,
-    max_point_chars: int = constants.MAX_POINT_CHARS,
+    max_points: int | None = None,
+    max_point_chars: int | None = None,
+    shape: SkeletonShape | None = None,
 ) -> list[str]:
     """Return the points of a skeleton, in order, without numbering or markdown."""
-    parser = SkeletonParser(max_points=max_points, max_point_chars=max_point_chars)
+    parser = SkeletonParser(max_points=max_points, max_point_chars=max_point_chars, shape=shape)
     parser.feed(text)
     parser.finish()
     return parser.points

@@ -9,7 +9,7 @@ CASES = [
     ("**1.** Plan\n**2.** Do\n**3. Check**", ["Plan", "Do", "Check"]),
     (
         "1. **Prioritize**: use lists\n2. **Delegate work**\n3. *Rest*",
-        ["Prioritize: use lists", "Delegate work", "Rest"],
+        ["Prioritize", "Delegate work", "Rest"],
     ),
     (
         "Sure! Here is a skeleton for your question:\n\n1. Set goals.\n2. Track time.\n3. Review weekly.\n\n"
@@ -24,7 +24,7 @@ CASES = [
     ("Skeleton: 1. A thing 2. Another thing 3. Third", ["A thing", "Another thing", "Third"]),
     ("1. Set clear goals.2. Manage time\n3. Rest", ["Set clear goals", "Manage time", "Rest"]),
     ("1. Plan;\n2. Do,\n3. Check?\n4. Go!", ["Plan", "Do", "Check?", "Go!"]),
-    ("1. Costs went up 2.5. Then\n2. Next", ["Costs went up 2.5. Then", "Next"]),
+    ("1. Costs went up 2.5. Then\n2. Next", ["Costs went up 2.5", "Next"]),
     ("1. One\n2. Two\n3. Three\n4.", ["One", "Two", "Three"]),
     ("1. One\n2. Two\n3.   \n", ["One", "Two"]),
     ("- one\n- two\n  - sub\n- three", ["one", "two", "three"]),
@@ -61,11 +61,12 @@ def test_points_become_available_as_their_lines_complete() -> None:
 
 
 def test_caps_count_and_length() -> None:
-    text = "\n".join(f"{i}. point number {i} " + "word " * 80 for i in range(1, 30))
+    text = "\n".join(f"{i}. Point number {i} " + "word " * 80 for i in range(1, 30))
     points = parse_skeleton(text, max_points=5, max_point_chars=40)
     assert len(points) == 5
-    assert all(len(p) <= 41 for p in points)
-    assert points[0].endswith("…")
+    assert all(len(p) <= 41 and len(p.split()) <= 8 for p in points)
+    # A point with no word boundary within the limit is cut and marked as cut.
+    assert parse_skeleton("1. Supercalifragilistic" + "x" * 80, max_point_chars=40)[0].endswith("…")
 
 
 def test_control_characters_are_dropped() -> None:
