@@ -16,7 +16,7 @@ answers show:
 The detectors are written from the defects seen in real answers, independently of the cleaner in
 sot/orchestrator.py, so they measure it rather than repeat it.
 
-    python eval/bench_quality.py [--data FILE] [--limit N] [--name quality_bench] [--seed 0]
+    python eval/bench_quality.py [--data FILE] [--limit N] [--sequential N] [--name quality_bench] [--seed 0]
 """
 
 from __future__ import annotations
@@ -220,11 +220,13 @@ async def main(args: argparse.Namespace) -> None:
         for i, row in enumerate(rows):
             question = row.get("question") or row["prompt"]
             sot_answer = await client.ask(question, mode="sot", seed=args.seed + i)
-            seq_answer = await client.ask(question, mode="sequential", seed=args.seed + i)
             rec = {"id": row.get("question_id", row.get("id", i)), "question": question}
             rec.update(score(sot_answer, instructions))
-            rec["sequential_tokens"] = seq_answer.usage.completion_tokens
-            rec["sequential_s"] = round(seq_answer.timings.total_s, 3)
+            rec["sequential_tokens"] = rec["sequential_s"] = None
+            if args.sequential is None or i < args.sequential:
+                seq_answer = await client.ask(question, mode="sequential", seed=args.seed + i)
+                rec["sequential_tokens"] = seq_answer.usage.completion_tokens
+                rec["sequential_s"] = round(seq_answer.timings.total_s, 3)
             results.append(rec)
             with (Path(args.out) / f"{args.name}.rows.jsonl").open("a") as rows_file:
                 rows_file.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -241,7 +243,8 @@ async def main(args: argparse.Namespace) -> None:
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     points = sum(len(r["points"]) for r in rows)
     expansions = sum(len(r["expansions"]) for r in rows)
-    ratio = [r["sot_tokens"] / r["sequential_tokens"] for r in rows if r["sequential_tokens"]]
+    paired = [r for r in rows if r["sequential_tokens"]]
+    ratio = [r["sot_tokens"] / r["sequential_tokens"] for r in paired]
     return {
         "questions": len(rows),
         "points": points,
@@ -252,8 +255,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answers_under_3_points": sum(1 for r in rows if len(r["points"]) < 3),
         "fallbacks_to_sequential": sum(1 for r in rows if r["mode"] != "sot"),
         "median_points": statistics.median(len(r["points"]) for r in rows) if rows else 0,
-        "median_sot_tokens": statistics.median(r["sot_tokens"] for r in rows) if rows else 0,
-        "median_sequential_tokens": statistics.median(r["sequential_tokens"] for r in rows) if rows else 0,
+        "paired_questions": len(paired),
+        "median_sot_tokens": statistics.median(r["sot_tokens"] for r in paired) if paired else None,
+        "median_sequential_tokens": statistics.median(r["sequential_tokens"] for r in paired) if paired else None,
         "median_token_ratio_sot_over_sequential": round(statistics.median(ratio), 3) if ratio else None,
         "median_shared_prefix_fraction": statistics.median(
             [r["shared_prefix_fraction"] for r in rows if r["shared_prefix_fraction"] is not None] or [0]
@@ -299,7 +303,8 @@ def markdown(s: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         f"| answers with repeated points | {s['answers_with_repeated_points']} |",
         f"| answers under 3 points (fallbacks: {s['fallbacks_to_sequential']}) | {s['answers_under_3_points']} |",
         f"| median points | {s['median_points']} |",
-        f"| median completion tokens SoT / sequential | {s['median_sot_tokens']} / {s['median_sequential_tokens']} "
+        f"| median completion tokens SoT / sequential ({s['paired_questions']} questions with both) "
+        f"| {s['median_sot_tokens']} / {s['median_sequential_tokens']} "
         f"(median ratio {s['median_token_ratio_sot_over_sequential']}) |",
         f"| median shared prefix fraction | {s['median_shared_prefix_fraction']} |",
         "",
@@ -325,6 +330,7 @@ if __name__ == "__main__":
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sequential", type=int, default=None, help="answer only the first N sequentially too")
     parser.add_argument("--name", default="quality_bench")
     parser.add_argument("--out", default=str(HERE / "results"))
     parser.add_argument("--label", default="", help="what code was measured (default: the git commit)")

@@ -97,20 +97,21 @@ def tidy_expansion(
         return match.group(1) if echoed else match.group(0)
 
     text = text.replace("\r\n", "\n").strip().strip('"').strip()
-    text = _BRACKETED.sub(unwrap, _LEAD.sub("", text, count=1))
     bare_title = title.rstrip(".:;!… ")
     for _ in range(6):
         before = text
         text = _LEAD.sub("", text, count=1).lstrip(' "*')
-        for candidate in (f"**{bare_title}**", f'"{bare_title}"', bare_title):
+        for candidate in (f"**{bare_title}**", f'"{bare_title}"', f"[{bare_title}]", bare_title):
             if bare_title and text.casefold().startswith(candidate.casefold()):
                 rest = text[len(candidate) :]
                 # The title as a heading ("Title: ...", "**Title** ..."), not the start of a sentence.
                 if not rest.strip() or rest.lstrip(" *")[:1] in ".:-—\n" or candidate != bare_title:
                     text = rest.lstrip(" .:-—*\n")
                 break
+        text = _BRACKETED.sub(unwrap, text, count=1) if text.startswith("[") else text
         if text == before:
             break
+    text = _BRACKETED.sub(unwrap, text)
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
     kept = [s for s in sentences if not _echoes(s, instructions or [])]
     # A closing lead-in ("Here are some tips:") announces what never came: the stop cut it off.
