@@ -35,6 +35,7 @@ from typing import Any
 import anyio
 
 import sot
+from sot import constants
 from sot.templates import EXPAND, Prompts
 
 HERE = Path(__file__).resolve().parent
@@ -215,13 +216,33 @@ async def main(args: argparse.Namespace) -> None:
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / f"{args.name}.rows.jsonl").unlink(missing_ok=True)
     results: list[dict[str, Any]] = []
-    # The CLI's defaults on the embedded backend (its sampling too), one seed per question.
-    async with sot.Client() as client:
+    errors: list[dict[str, Any]] = []
+    # The CLI's defaults on the embedded backend (its sampling too), one seed per question. The
+    # deadline is raised: a busy machine is slow, and slowness is not what this measures.
+    options: dict[str, Any] = {"timeout": args.timeout}
+    if args.base_url:  # a llama.cpp server already running the bundled model (`sot serve`)
+        options.update(base_url=args.base_url, model="m", dialect="llama.cpp")
+        options.update(skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY)
+    async with sot.Client(**options) as client:
         for i, row in enumerate(rows):
             question = row.get("question") or row["prompt"]
-            sot_answer = await client.ask(question, mode="sot", seed=args.seed + i)
+            raw: list[str] = []  # the skeleton as the model wrote it (the last attempt)
+            try:
+                async with client.stream(question, mode="sot", seed=args.seed + i) as answer_events:
+                    async for event in answer_events:
+                        if isinstance(event, sot.events.SkeletonDelta):
+                            raw.append(event.text)
+                        elif isinstance(event, sot.events.SkeletonRestarted):
+                            raw.clear()
+                        elif isinstance(event, sot.events.AnswerDone):
+                            sot_answer = event.answer
+            except sot.SotError as exc:
+                errors.append({"id": row.get("question_id", row.get("id", i)), "error": str(exc)})
+                print(json.dumps(errors[-1]), flush=True)
+                continue
             rec = {"id": row.get("question_id", row.get("id", i)), "question": question}
             rec.update(score(sot_answer, instructions))
+            rec["skeleton_raw"] = "".join(raw)
             rec["sequential_tokens"] = rec["sequential_s"] = None
             if args.sequential is None or i < args.sequential:
                 seq_answer = await client.ask(question, mode="sequential", seed=args.seed + i)
@@ -232,7 +253,9 @@ async def main(args: argparse.Namespace) -> None:
                 rows_file.write(json.dumps(rec, ensure_ascii=False) + "\n")
             print(json.dumps({k: rec[k] for k in ("id", "points", "cut", "leaks", "lead_in_colon")}), flush=True)
     summary = summarise(results)
-    summary.update(data=Path(args.data).name, seed=args.seed, machine=machine(), commit=args.label or commit())
+    summary.update(
+        errors=errors, data=Path(args.data).name, seed=args.seed, machine=machine(), commit=args.label or commit()
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{args.name}.json").write_text(json.dumps({**summary, "rows": results}, indent=1, ensure_ascii=False))
@@ -307,6 +330,7 @@ def markdown(s: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         f"| {s['median_sot_tokens']} / {s['median_sequential_tokens']} "
         f"(median ratio {s['median_token_ratio_sot_over_sequential']}) |",
         f"| median shared prefix fraction | {s['median_shared_prefix_fraction']} |",
+        f"| questions that failed (not scored) | {len(s['errors'])} |",
         "",
         "Defects found:",
         "",
@@ -330,6 +354,8 @@ if __name__ == "__main__":
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--base-url", default=None, help="a running llama.cpp server with the bundled model")
+    parser.add_argument("--timeout", type=float, default=600.0, help="deadline of each call attempt (s)")
     parser.add_argument("--sequential", type=int, default=None, help="answer only the first N sequentially too")
     parser.add_argument("--name", default="quality_bench")
     parser.add_argument("--out", default=str(HERE / "results"))

@@ -131,7 +131,7 @@ def _words(text: str) -> list[str]:
 
 
 def _dangles(text: str) -> bool:
-    """Whether a line of a few words or more ends inside a phrase ("... break them into small")."""
+    """Whether a line of a few words or more ends on a word no phrase ends on ("... them into a")."""
     words = _words(text)
     return len(words) >= 4 and words[-1].casefold().strip(",;") in _DANGLING
 
@@ -307,7 +307,8 @@ class SkeletonParser:
         text = _EMPHASIS.sub("", text).strip()
         if _CONTINUES.match(text):
             return True
-        return self._last_cut and text[:1].islower()
+        # Lowercase after a cut line, or in a list whose points start uppercase: "2. actionable steps".
+        return text[:1].islower() and (self._last_cut or self.points[0][:1].isupper())
 
     def _accept(self, texts: list[str]) -> list[str]:
         added: list[str] = []

@@ -36,6 +36,29 @@ CASES = [
     ("1.5 hours of sleep is too little.\n2.5 is more", []),
     ("Here are some ideas about 2024 plans and 3 goals.", []),
     ("", []),
+    # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
+    (
+        "1. Set clear goals for yourself and break them down into small\n"
+        "2. actionable steps that you can take every day to achieve your\n3. Track your time",
+        ["Set clear goals for yourself", "Track your time"],
+    ),
+    (
+        "1. Light scatters\n2. in the air\n3. And then it\n4. Blue light dominates",
+        ["Light scatters", "Blue light dominates"],
+    ),
+    # Titles of a few words: the head before a colon, the first phrase of a long line.
+    (
+        "1. Breathing exercises: Deep breathing slows your heart rate and\n"
+        "2. Utilize time-management techniques like the Pomodoro Technique to boost productivity\n"
+        "3. Take regular breaks throughout the day to",
+        [
+            "Breathing exercises",
+            "Utilize time-management techniques like the Pomodoro Technique",
+            "Take regular breaks throughout the day",
+        ],
+    ),
+    # Near-repeats are one point.
+    ("1. Quantum computing\n2. Quantum Computing basics\n3. Qubits", ["Quantum computing", "Qubits"]),
 ]
 
 
