@@ -62,6 +62,9 @@ _LEAD = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _BRACKETED = re.compile(r"\[([^\[\]\n]{0,200})\]")
+# What the model wraps in the prompt's delimiters by imitation: a few plain words ("[Digital tools]"),
+# never code, numbers or a citation ("[1, 2]", "[3]").
+_PHRASE = re.compile(r"[^\W\d_]+(?:[ '’-][^\W\d_]+){0,7}")
 _SENTENCE = re.compile(r"[^.!?:\n]*(?:[.!?:]+|$)\s*")
 _WORDS = re.compile(r"\w+")
 
@@ -93,7 +96,9 @@ def tidy_expansion(
     def unwrap(match: re.Match[str]) -> str:
         # The delimiters the prompt put around points: "[Enhanced sleep quality]" reads as the words.
         inside = match.group(1).casefold().strip()
-        echoed = match.start() == 0 or any(inside.startswith(t) for t in titles)
+        if match.start() and (match.string[match.start() - 1].isalnum() or match.string[match.start() - 1] in "_)]"):
+            return match.group(0)  # an index, as in x[i]
+        echoed = match.start() == 0 or any(inside.startswith(t) for t in titles) or bool(_PHRASE.fullmatch(inside))
         return match.group(1) if echoed else match.group(0)
 
     text = text.replace("\r\n", "\n").strip().strip('"').strip()
@@ -319,7 +324,8 @@ class Orchestrator:
             else:
                 run.records.append(outcome.record)
                 skeleton_done_s = caller.now()
-                run.parser.finish()
+                usage = outcome.record.usage
+                run.parser.finish(cut=usage is not None and usage.completion_tokens >= opts.skeleton_max_tokens)
                 dispatch(run.take_new_points())
                 if len(run.points) < constants.MIN_POINTS:
                     tg.cancel_scope.cancel()

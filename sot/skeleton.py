@@ -120,6 +120,8 @@ _BOUNDARY = re.compile(
     r"without|through|like|such as|including|in order|from|into|in|on|at|of|about|using|when|if)\b)",
     re.IGNORECASE,
 )
+# Boundaries between clauses: punctuation (in the match itself) or one of these words after it.
+_STRONG = re.compile(r"(?:and|or|but|which|that|who|because|so|while|when|if)\b", re.IGNORECASE)
 # A line that starts like this carries on the line before it.
 _CONTINUES = re.compile(r"^(?:and|or|but|nor|which|that|so|because|then|while|than|whereas)\b", re.IGNORECASE)
 # "Title: explanation", "Title - explanation", "Title. More sentences."
@@ -168,8 +170,10 @@ def shape_title(text: str, max_words: int, cut: bool = False) -> str:
         text, cut = _first_phrase(text, max_words), False
     elif (cut and len(words) >= 4) or _dangles(text):
         # Back off to the last boundary: "... and make them work on a" ends at "... goals".
-        heads = [text[: m.start()] for m in _BOUNDARY.finditer(text) if len(_words(text[: m.start()])) >= 2]
-        text = heads[-1] if heads else text
+        # A clause boundary (a comma, "and", "which") first; a preposition only if there is none.
+        heads = [m for m in _BOUNDARY.finditer(text) if len(_words(text[: m.start()])) >= 2]
+        strong = [m for m in heads if m.group(0).strip() or _STRONG.match(text, m.end())]
+        text = text[: (strong or heads)[-1].start()] if heads else text
     return _strip_dangling(text) if len(_words(text)) >= 3 else text
 
 
@@ -238,7 +242,8 @@ class SkeletonParser:
         self.rejected: list[str] = []  # lines that carried on the line before them
         self._seen: set[str] = set()
         self._bags: list[frozenset[str]] = []
-        self._last_cut = False
+        self._last_cut = False  # the line before was stopped mid-phrase
+        self._cut_line = False  # the line being parsed was stopped by the token limit
         self._buffer = ""
         self._style: str | None = None
         self._indent = 0
@@ -265,10 +270,17 @@ class SkeletonParser:
             new.extend(self._line(line))
         return new
 
-    def finish(self) -> list[str]:
-        """End of the stream: parse what is left; return the points it adds."""
+    def finish(self, *, cut: bool = False) -> list[str]:
+        """End of the stream: parse what is left; return the points it adds.
+
+        `cut`: the stream was stopped by its token limit, so its last line ends wherever that fell.
+        """
         line, self._buffer = self._buffer, ""
-        return self._line(line) if line.strip() else []
+        self._cut_line = cut
+        try:
+            return self._line(line) if line.strip() else []
+        finally:
+            self._cut_line = False
 
     def _line(self, raw: str) -> list[str]:
         if self.full:
@@ -317,8 +329,9 @@ class SkeletonParser:
                 self.rejected.append(text.strip())
                 self._last_cut = len(text.strip()) >= self.line_chars - 1 or _dangles(text)
                 continue
-            self._last_cut = len(text.strip()) >= self.line_chars - 1 or _dangles(text)
-            point = _clean(text, self.max_point_chars, self.max_words, cut=len(text.strip()) >= self.line_chars - 1)
+            cut = self._cut_line or len(text.strip()) >= self.line_chars - 1
+            self._last_cut = cut or _dangles(text)
+            point = _clean(text, self.max_point_chars, self.max_words, cut=cut)
             key = _key(point)
             bag = frozenset(w for w in re.findall(r"\w+", point.casefold()) if w not in _DANGLING)
             if not key or key in self._seen or self.full or self._repeats(bag):

@@ -31,6 +31,8 @@ CASES = [
     # Content that only looks similar stays as it is.
     ("Clear naming helps readers.", 2, "Clear naming helps readers."),
     ("Use arrays like [1, 2] in code.", 2, "Use arrays like [1, 2] in code."),
+    ("Apps help. [Digital tools] can assist.", 2, "Apps help. Digital tools can assist."),
+    ("See the notes [3] and x[i] in the loop.", 2, "See the notes [3] and x[i] in the loop."),
     ("Sleep 8 hours: it matters.", 1, "Sleep 8 hours: it matters."),
 ]
 

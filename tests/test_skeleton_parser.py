@@ -94,3 +94,15 @@ def test_caps_count_and_length() -> None:
 
 def test_control_characters_are_dropped() -> None:
     assert parse_skeleton("1. a\x07b\x1b[31m\n2. c") == ["ab[31m", "c"]
+
+
+def test_a_last_line_stopped_by_the_token_limit_ends_at_its_last_whole_phrase() -> None:
+    text = "1. Plan the week\n2. Review it\n3. Prioritize your tasks by deadline, focusing on"
+    parser = SkeletonParser()
+    parser.feed(text)
+    parser.finish(cut=True)
+    assert parser.points == ["Plan the week", "Review it", "Prioritize your tasks by deadline"]
+    parser = SkeletonParser()
+    parser.feed("1. Plan the week\n2. Review your budget every month")
+    parser.finish()
+    assert parser.points[-1] == "Review your budget every month"
