@@ -44,6 +44,11 @@ DATA = HERE.parent.parent / "shared" / "data" / "vicuna80.jsonl"
 # A phrase does not end on these words ("break them down into small" is cut; "... into habits" is not).
 _DANGLING = frozenset(
     [
+        "just",
+        "even",
+        "being",
+        "entire",
+        "whole",
         "a",
         "an",
         "the",
@@ -128,6 +133,7 @@ _DANGLING = frozenset(
     ]
 )
 # A line that carries on the one before it starts lowercase or with one of these.
+_NUMBER_END = re.compile(r"(?:\d[-–]\d?|[,;]\s*\d[\d.,%]*)$")
 _CONNECTIVE = re.compile(r"^(?:and|or|but|nor|so|because|which|that|who|while|then|than|as|with|to|of|for|by)\b", re.I)
 _LEAK_MARKS = (
     re.compile(r"[\[\]]"),
@@ -151,6 +157,9 @@ def cut_flags(points: list[str]) -> list[bool]:
     for i, point in enumerate(points):
         words = _WORD.findall(point.lower())
         if not words or point.rstrip().endswith(("…", "-", ",", "(", "/", "&")) or words[-1] in _DANGLING:
+            flags[i] = True
+        # An aside never closed ("(E.g"), a number broken off ("even just 30-4", "; 12").
+        if point.count("(") > point.count(")") or _NUMBER_END.search(point):
             flags[i] = True
         if i and (point[:1].islower() or _CONNECTIVE.match(point)):
             flags[i] = True
@@ -256,11 +265,32 @@ async def main(args: argparse.Namespace) -> None:
     summary.update(
         errors=errors, data=Path(args.data).name, seed=args.seed, machine=machine(), commit=args.label or commit()
     )
-    out = Path(args.out)
+    write(Path(args.out), args.name, summary, results)
+
+
+def rescore(path: Path, args: argparse.Namespace) -> None:
+    """Score a saved run again with these detectors (so runs made at different times compare alike)."""
+    saved = json.loads(path.read_text())
+    instructions = instruction_sentences()
+    for row in saved["rows"]:
+        points, expansions = row["points"], row["expansions"]
+        cuts = cut_flags(points)
+        row["cut"] = [p for p, c in zip(points, cuts, strict=True) if c]
+        row["leaks"] = {str(i): found for i, e in enumerate(expansions) if (found := leaks(e, instructions))}
+        row["lead_in_colon"] = [i for i, e in enumerate(expansions) if e.rstrip().endswith(":")]
+        row["repeated_pairs"] = repeated_pairs(points)
+    summary = summarise(saved["rows"])
+    keep = ("errors", "data", "seed", "machine", "commit")
+    summary.update({k: saved[k] for k in keep})
+    write(Path(args.out), args.name, summary, saved["rows"])
+
+
+def write(out: Path, name: str, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.name}.json").write_text(json.dumps({**summary, "rows": results}, indent=1, ensure_ascii=False))
-    (out / f"{args.name}.md").write_text(markdown(summary, results))
-    print(markdown(summary, results))
+    (out / f"{name}.json").write_text(json.dumps({**summary, "rows": rows}, indent=1, ensure_ascii=False))
+    (out / f"{name}.md").write_text(markdown(summary, rows))
+    (out / f"{name}.rows.jsonl").unlink(missing_ok=True)
+    print(markdown(summary, rows))
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -360,6 +390,11 @@ if __name__ == "__main__":
     parser.add_argument("--name", default="quality_bench")
     parser.add_argument("--out", default=str(HERE / "results"))
     parser.add_argument("--label", default="", help="what code was measured (default: the git commit)")
+    parser.add_argument("--rescore", default=None, help="score a saved results JSON again instead of asking")
     started = time.perf_counter()
-    anyio.run(main, parser.parse_args())
+    arguments = parser.parse_args()
+    if arguments.rescore:
+        rescore(Path(arguments.rescore), arguments)
+    else:
+        anyio.run(main, arguments)
     print(f"{time.perf_counter() - started:.0f} s", file=sys.stderr)

@@ -125,7 +125,7 @@ _STRONG = re.compile(r"(?:and|or|but|which|that|who|because|so|while|when|if)\b"
 # A line that starts like this carries on the line before it.
 _CONTINUES = re.compile(r"^(?:and|or|but|nor|which|that|so|because|then|while|than|whereas)\b", re.IGNORECASE)
 # "Title: explanation", "Title - explanation", "Title. More sentences."
-_TITLE_END = re.compile(r":\s|:$|\s[-–—]\s|[.!?]\s+(?=\S)")
+_TITLE_END = re.compile(r":\s|:$|;|\s[-–—]\s|[.!?]\s+(?=\S)")
 
 
 def _words(text: str) -> list[str]:
@@ -145,36 +145,46 @@ def _strip_dangling(text: str) -> str:
     return " ".join(words).rstrip(" ,;:-–—(")
 
 
+def _boundaries(text: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
+    """Phrase boundaries that leave a title before them (three words, else two): all, and those
+    between clauses. "In contrast, plant-based sources ..." is not cut to "In contrast"."""
+    found = list(_BOUNDARY.finditer(text))
+    heads = [m for m in found if len(_words(text[: m.start()])) >= 3] or [
+        m for m in found if len(_words(text[: m.start()])) == 2
+    ]
+    strong = [m for m in heads if m.group(0).strip() or _STRONG.match(text, m.end())]
+    return heads, strong
+
+
 def _first_phrase(text: str, max_words: int) -> str:
-    """`text` cut at the last phrase boundary that keeps at most `max_words` words (at least two)."""
-    best = ""
-    for match in _BOUNDARY.finditer(text):
-        head = text[: match.start()]
-        if len(_words(head)) > max_words:
-            break
-        if len(_words(head)) >= 2:
-            best = head
-    return best or " ".join(_words(text)[:max_words])
+    """`text` cut at a phrase boundary: the last clause boundary within `max_words` words, else the
+    last boundary within them, else the first boundary after them (never inside a phrase)."""
+    heads, strong = _boundaries(text)
+    within = [m for m in strong if len(_words(text[: m.start()])) <= max_words] or [
+        m for m in heads if len(_words(text[: m.start()])) <= max_words
+    ]
+    if within:
+        return text[: within[-1].start()]
+    return text[: heads[0].start()] if heads else text
 
 
 def shape_title(text: str, max_words: int, cut: bool = False) -> str:
-    """A point's title: its head before a colon or sentence end, ending at a phrase boundary.
+    """A point's title: its head before a colon, semicolon or sentence end, ending at a phrase boundary.
 
-    `cut`: the line was stopped by a length cap, so its end is not a phrase boundary.
+    `cut`: the line was stopped by a length or token limit, so its end is not a phrase boundary.
     """
     title_end = _TITLE_END.search(text)
     if title_end and len(_words(text[: title_end.start()])) >= 1:
         text, cut = text[: title_end.start()], False
-    words = _words(text)
-    if len(words) > max_words:
-        text, cut = _first_phrase(text, max_words), False
-    elif (cut and len(words) >= 4) or _dangles(text):
+    if (cut and len(_words(text)) >= 4) or _dangles(text):
         # Back off to the last boundary: "... and make them work on a" ends at "... goals".
-        # A clause boundary (a comma, "and", "which") first; a preposition only if there is none.
-        heads = [m for m in _BOUNDARY.finditer(text) if len(_words(text[: m.start()])) >= 2]
-        strong = [m for m in heads if m.group(0).strip() or _STRONG.match(text, m.end())]
+        heads, strong = _boundaries(text)
         text = text[: (strong or heads)[-1].start()] if heads else text
-    return _strip_dangling(text) if len(_words(text)) >= 3 else text
+    if len(_words(text)) > max_words:
+        text = _first_phrase(text, max_words)
+    if text.count("(") > text.count(")"):  # "Language capabilities (e.g" : the aside never closed
+        text = text[: text.rfind("(")]
+    return _strip_dangling(text) if len(_words(text)) >= 3 else text.strip()
 
 
 def _indent(line: str) -> int:
@@ -312,7 +322,9 @@ class SkeletonParser:
             return []
         parts = _split_inline(body, number) or [(number, body)]
         self._last_number = parts[-1][0]
-        return self._accept([text for _, text in parts])
+        # A line stopped by the length cap is cut in its last part only.
+        line_cut = self._cut_line or len(body.strip()) >= self.line_chars - 1
+        return self._accept([text for _, text in parts], last_cut=line_cut)
 
     def _continues(self, text: str) -> bool:
         """Whether `text` carries on the line before it rather than starting a point."""
@@ -322,16 +334,19 @@ class SkeletonParser:
         # Lowercase after a cut line, or in a list whose points start uppercase: "2. actionable steps".
         return text[:1].islower() and (self._last_cut or self.points[0][:1].isupper())
 
-    def _accept(self, texts: list[str]) -> list[str]:
+    def _accept(self, texts: list[str], last_cut: bool | None = None) -> list[str]:
         added: list[str] = []
-        for text in texts:
-            if self.points and self._continues(text):
-                self.rejected.append(text.strip())
-                self._last_cut = len(text.strip()) >= self.line_chars - 1 or _dangles(text)
-                continue
-            cut = self._cut_line or len(text.strip()) >= self.line_chars - 1
+        for i, text in enumerate(texts):
+            cut = last_cut if last_cut is not None and i == len(texts) - 1 else self._cut_line
+            cut = cut or len(text.strip()) >= self.line_chars - 1
+            continues = bool(self.points) and self._continues(text)
             self._last_cut = cut or _dangles(text)
+            if continues:
+                self.rejected.append(text.strip())
+                continue
             point = _clean(text, self.max_point_chars, self.max_words, cut=cut)
+            if (cut or len(texts) > 1) and len(_words(point)) == 1 and point.casefold() in _DANGLING:
+                continue  # "4. Be": what was left of a line when its limit fell
             key = _key(point)
             bag = frozenset(w for w in re.findall(r"\w+", point.casefold()) if w not in _DANGLING)
             if not key or key in self._seen or self.full or self._repeats(bag):
