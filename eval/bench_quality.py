@@ -36,103 +36,15 @@ import anyio
 
 import sot
 from sot import constants
+from sot.skeleton import DANGLING_WORDS
 from sot.templates import EXPAND, Prompts
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data" / "vicuna80.jsonl"
 
-# A phrase does not end on these words ("break them down into small" is cut; "... into habits" is not).
-_DANGLING = frozenset(
-    [
-        "just",
-        "even",
-        "being",
-        "entire",
-        "whole",
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "nor",
-        "of",
-        "to",
-        "for",
-        "in",
-        "on",
-        "at",
-        "with",
-        "by",
-        "from",
-        "into",
-        "onto",
-        "about",
-        "as",
-        "than",
-        "that",
-        "which",
-        "who",
-        "whose",
-        "whom",
-        "your",
-        "their",
-        "its",
-        "our",
-        "my",
-        "his",
-        "her",
-        "this",
-        "these",
-        "those",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "must",
-        "may",
-        "might",
-        "more",
-        "most",
-        "very",
-        "such",
-        "so",
-        "if",
-        "when",
-        "while",
-        "between",
-        "through",
-        "without",
-        "within",
-        "over",
-        "under",
-        "per",
-        "via",
-        "like",
-        "including",
-        "especially",
-        "than",
-        "both",
-        "either",
-        "neither",
-        "each",
-        "every",
-        "some",
-        "any",
-        "no",
-        "not",
-        "also",
-    ]
-)
-# A line that carries on the one before it starts lowercase or with one of these.
+# A phrase does not end on these words ("break them down into small" is cut; "... into habits" is not):
+# the parser's function words, and adverbs that wait for what they modify.
+_DANGLING = DANGLING_WORDS | {"just", "even", "being", "entire", "whole", "nor", "no", "per", "neither"}
 _NUMBER_END = re.compile(r"(?:\d[-–]\d?|[,;]\s*\d[\d.,%]*)$")
 _CONNECTIVE = re.compile(r"^(?:and|or|but|nor|so|because|which|that|who|while|then|than|as|with|to|of|for|by)\b", re.I)
 _LEAK_MARKS = (

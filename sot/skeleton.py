@@ -35,7 +35,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 # A phrase does not end on these words: a point ending on one was cut inside a phrase.
-_DANGLING = frozenset(
+DANGLING_WORDS = frozenset(
     [
         "a",
         "an",
@@ -135,12 +135,12 @@ def _words(text: str) -> list[str]:
 def _dangles(text: str) -> bool:
     """Whether a line of a few words or more ends on a word no phrase ends on ("... them into a")."""
     words = _words(text)
-    return len(words) >= 4 and words[-1].casefold().strip(",;") in _DANGLING
+    return len(words) >= 4 and words[-1].casefold().strip(",;") in DANGLING_WORDS
 
 
 def _strip_dangling(text: str) -> str:
     words = _words(text.rstrip(" ,;:-–—("))
-    while len(words) > 1 and words[-1].casefold().strip(",;") in _DANGLING:
+    while len(words) > 1 and words[-1].casefold().strip(",;") in DANGLING_WORDS:
         words.pop()
     return " ".join(words).rstrip(" ,;:-–—(")
 
@@ -345,10 +345,10 @@ class SkeletonParser:
                 self.rejected.append(text.strip())
                 continue
             point = _clean(text, self.max_point_chars, self.max_words, cut=cut)
-            if (cut or len(texts) > 1) and len(_words(point)) == 1 and point.casefold() in _DANGLING:
+            if (cut or len(texts) > 1) and len(_words(point)) == 1 and point.casefold() in DANGLING_WORDS:
                 continue  # "4. Be": what was left of a line when its limit fell
             key = _key(point)
-            bag = frozenset(w for w in re.findall(r"\w+", point.casefold()) if w not in _DANGLING)
+            bag = frozenset(w for w in re.findall(r"\w+", point.casefold()) if w not in DANGLING_WORDS)
             if not key or key in self._seen or self.full or self._repeats(bag):
                 continue
             self._seen.add(key)
