@@ -67,6 +67,7 @@ _BRACKETED = re.compile(r"\[([^\[\]\n]{0,200})\]")
 _PHRASE = re.compile(r"[^\W\d_]+(?:[ '’-][^\W\d_]+){0,7}")
 _SENTENCE = re.compile(r"[^.!?:\n]*(?:[.!?:]+|$)\s*")
 _WORDS = re.compile(r"\w+")
+_PROMPT_LINE = re.compile(r"^[ \t]*(?:question|point[ \t]*\d*|the answer has these parts)[ \t]*:.*$", re.I | re.M)
 
 
 def _echoes(sentence: str, instructions: list[str]) -> bool:
@@ -117,6 +118,10 @@ def tidy_expansion(
         if text == before:
             break
     text = _BRACKETED.sub(unwrap, text)
+    if "[" in text and "]" not in text[text.rfind("[") :]:
+        text = text[: text.rfind("[")]  # a delimiter opened and never closed: the model talking about its task
+    # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
+    text = _PROMPT_LINE.sub("", text)
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
     kept = [s for s in sentences if not _echoes(s, instructions or [])]
     # A closing lead-in ("Here are some tips:") announces what never came: the stop cut it off.

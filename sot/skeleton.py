@@ -320,6 +320,7 @@ class SkeletonParser:
             self._style, self._indent = "numbered", indent
         elif indent > self._indent + 1 or not (self._last_number < number <= self._last_number + 3):
             return []
+        body = re.sub(rf"^\s*{number}\s*[.)]\s+", "", body)  # "6. 6. Social connections"
         parts = _split_inline(body, number) or [(number, body)]
         self._last_number = parts[-1][0]
         # A line stopped by the length cap is cut in its last part only.
@@ -348,6 +349,8 @@ class SkeletonParser:
             if (cut or len(texts) > 1) and len(_words(point)) == 1 and point.casefold() in DANGLING_WORDS:
                 continue  # "4. Be": what was left of a line when its limit fell
             key = _key(point)
+            if not any(c.isalpha() for c in point):
+                continue  # a bare number or symbol is no title
             bag = frozenset(w for w in re.findall(r"\w+", point.casefold()) if w not in DANGLING_WORDS)
             if not key or key in self._seen or self.full or self._repeats(bag):
                 continue

@@ -28,6 +28,8 @@ CASES = [
     ("3. **Clear naming**: Names say what things do.", 2, "Names say what things do."),
     ("Clear naming - names say what things do.", 2, "names say what things do."),
     ("Answer: Names say what things do.", 2, "Names say what things do."),
+    ("Know the mission.\nQuestion: How can I prepare for a job interview?", 2, "Know the mission."),
+    ("Water less often. [This is a helpful tip about keeping plants alive in a", 2, "Water less often."),
     # Content that only looks similar stays as it is.
     ("Clear naming helps readers.", 2, "Clear naming helps readers."),
     ("Use arrays like [1, 2] in code.", 2, "Use arrays like [1, 2] in code."),

@@ -57,6 +57,8 @@ CASES = [
             "Take regular breaks throughout the day",
         ],
     ),
+    # A number written twice, and lines with no words at all.
+    ("1. Distance\n2. 2. Social ties matter\n3. 3.\n4. Free time", ["Distance", "Social ties matter", "Free time"]),
     # Near-repeats are one point.
     ("1. Quantum computing\n2. Quantum Computing basics\n3. Qubits", ["Quantum computing", "Qubits"]),
 ]
