@@ -269,9 +269,13 @@ def markdown(s: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         f"| answers under 3 points (fallbacks: {s['fallbacks_to_sequential']}) | {s['answers_under_3_points']} |",
         f"| median points | {s['median_points']} |",
         f"| median completion tokens SoT / sequential ({s['paired_questions']} questions with both) "
-        f"| {s['median_sot_tokens']} / {s['median_sequential_tokens']} "
-        f"(median ratio {s['median_token_ratio_sot_over_sequential']}) |",
-        f"| median shared prefix fraction | {s['median_shared_prefix_fraction']} |",
+        + (
+            f"| {s['median_sot_tokens']} / {s['median_sequential_tokens']} "
+            f"(median ratio {s['median_token_ratio_sot_over_sequential']}) |"
+            if s["paired_questions"]
+            else "| not measured |"
+        ),
+        f"| median shared prefix fraction | {s['median_shared_prefix_fraction']:.3f} |",
         f"| questions that failed (not scored) | {len(s['errors'])} |",
         "",
         "Defects found:",
