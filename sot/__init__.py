@@ -7,6 +7,7 @@ from . import (
     _source_tree,  # noqa: F401  (first: lets sot.backends resolve in a source checkout)
     events,
 )
+from ._shape import SkeletonShape
 from .client import Client, ask, stream
 from .errors import (
     AuthenticationError,
@@ -69,6 +70,7 @@ __all__ = [
     "ServerError",
     "SkeletonError",
     "SkeletonParser",
+    "SkeletonShape",
     "SotError",
     "TemplateError",
     "Timings",

@@ -117,6 +117,8 @@ RouterOption = Annotated[str, typer.Option("--router", help="Router for --mode a
 DialectOption = Annotated[
     str, typer.Option("--dialect", help="Server kind for constrained skeletons: openai, llama.cpp or vllm.")
 ]
+
+
 def _debug(value: bool) -> bool:
     _logging.configure(value)
     return value
@@ -231,7 +233,9 @@ def route_command(
     ] = constants.DEFAULT_ROUTER,
     threshold: Annotated[
         float | None,
-        typer.Option(help="Learned router: P(SoT-suitable) needed for SoT (default: the model's, tuned for few false SoT)."),
+        typer.Option(
+            help="Learned router: P(SoT-suitable) needed for SoT (default: the model's, tuned for few false SoT)."
+        ),
     ] = None,
     base_url: BaseUrl = None,
     model: Model = None,

@@ -6,9 +6,17 @@ from typing import Final
 
 # Skeleton
 DEFAULT_MAX_POINTS: Final = 10
+# Fewer usable points than this and the question is answered sequentially.
 MIN_POINTS: Final = 2
+# The shape asked of a skeleton (sot/_shape.py makes the grammar, regex and prompt from these):
+# lines numbered 1..max_points, at least SKELETON_MIN_POINTS of them (fewer if max_points is lower),
+# each a title of about SKELETON_POINT_WORDS words; a constrained line ends by SKELETON_LINE_CHARS.
+SKELETON_MIN_POINTS: Final = 3
+SKELETON_POINT_WORDS: Final = 6
+SKELETON_LINE_CHARS: Final = 80
+# A parsed point longer than this is shortened at a phrase boundary.
 MAX_POINT_CHARS: Final = 160
-SKELETON_MAX_TOKENS: Final = 256
+SKELETON_MAX_TOKENS: Final = 320
 
 # Expansion and answers
 DEFAULT_MAX_PARALLEL: Final = 8

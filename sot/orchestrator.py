@@ -25,6 +25,7 @@ import anyio
 from . import constants, events
 from ._draft import Draft
 from ._sanitize import sanitize
+from ._shape import SkeletonShape
 from .backends.base import Backend, ChatRequest, Constraint
 from .calls import Caller
 from .errors import SotError, point_error, skeleton_error
@@ -32,7 +33,7 @@ from .options import Options
 from .result import Answer, CallRecord, Usage
 from .router.decision import Route
 from .skeleton import SkeletonParser
-from .templates import SKELETON_GRAMMAR, Message, Prompts, shared_prefix_fraction
+from .templates import Message, Prompts, shared_prefix_fraction
 
 Emit = Callable[[events.Event], None]
 log = logging.getLogger("sot.orchestrator")
@@ -48,18 +49,86 @@ def _no_emit(_: events.Event) -> None:
     return None
 
 
-def tidy_expansion(text: str, title: str, index: int) -> str:
-    """Drop what small models echo before the expansion: the point's number and its title."""
-    text = text.strip()
-    text = re.sub(rf"^(?:point\s+)?{index + 1}\s*[.):]\s*", "", text, flags=re.IGNORECASE)
+# Labels and fillers a small model puts before the content: "Point 2:", "Answer:", "The answer to
+# your question is:", "Sure, here is the explanation:".
+_LEAD = re.compile(
+    r"""^\s*(?:
+        (?:point|answer|explanation|response|expansion|part|question)\s*\d*\s*[:.\-]\s*
+      | \d{1,2}\s*[.):]\s+
+      | (?:sure|certainly|of\s+course|okay|ok)\b[!,.]?\s*
+      | (?:the\s+)?answer\s+to\s+(?:your|the|this)\s+question\s+is\s*[:,\-]?\s*
+      | here(?:\s+is|'s)\s+(?:the|my|an?)\s+(?:answer|explanation|expansion|response)\b[^:\n]{0,40}:\s*
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_BRACKETED = re.compile(r"\[([^\[\]\n]{0,200})\]")
+# What the model wraps in the prompt's delimiters by imitation: a few plain words ("[Digital tools]"),
+# never code, numbers or a citation ("[1, 2]", "[3]").
+_PHRASE = re.compile(r"[^\W\d_]+(?:[ '’-][^\W\d_]+){0,7}")
+_SENTENCE = re.compile(r"[^.!?:\n]*(?:[.!?:]+|$)\s*")
+_WORDS = re.compile(r"\w+")
+_PROMPT_LINE = re.compile(r"^[ \t]*(?:question|point[ \t]*\d*|the answer has these parts)[ \t]*:.*$", re.I | re.M)
+
+
+def _echoes(sentence: str, instructions: list[str]) -> bool:
+    """Whether `sentence` repeats five words in a row (or all) of one of the prompt's instructions."""
+    words = _WORDS.findall(sentence.casefold())
+    said = " ".join(words)
+    for instruction in instructions:
+        told = _WORDS.findall(instruction.casefold())
+        grams = [" ".join(told[j : j + 5]) for j in range(max(len(told) - 4, 1))]
+        if any(gram and f" {gram} " in f" {said} " for gram in grams):
+            return True
+    return False
+
+
+def tidy_expansion(
+    text: str, title: str, index: int, points: list[str] | None = None, instructions: list[str] | None = None
+) -> str:
+    """The expansion without what the tool itself put in, which small models echo.
+
+    Drops the point's number, labels ("Point:", "Answer:"), fillers ("The answer to your question
+    is:", "Sure, here is ..."), the title at the start, sentences that repeat the prompt's
+    `instructions`, the ``[ ]`` delimiters around a point or title, and a trailing lead-in that
+    ends on a colon with nothing after it. Empty if nothing of substance is left.
+    """
+    titles = [t.casefold().strip() for t in [title, *(points or [])] if t.strip()]
+
+    def unwrap(match: re.Match[str]) -> str:
+        # The delimiters the prompt put around points: "[Enhanced sleep quality]" reads as the words.
+        inside = match.group(1).casefold().strip()
+        if match.start() and (match.string[match.start() - 1].isalnum() or match.string[match.start() - 1] in "_)]"):
+            return match.group(0)  # an index, as in x[i]
+        echoed = match.start() == 0 or any(inside.startswith(t) for t in titles) or bool(_PHRASE.fullmatch(inside))
+        return match.group(1) if echoed else match.group(0)
+
+    text = text.replace("\r\n", "\n").strip().strip('"').strip()
     bare_title = title.rstrip(".:;!… ")
-    for candidate in (f"**{bare_title}**", bare_title):
-        if bare_title and text.lower().startswith(candidate.lower()):
-            rest = text[len(candidate) :].lstrip(" .:-—*")
-            if rest:
-                text = rest
+    for _ in range(6):
+        before = text
+        text = _LEAD.sub("", text, count=1).lstrip(' "*')
+        for candidate in (f"**{bare_title}**", f'"{bare_title}"', f"[{bare_title}]", bare_title):
+            if bare_title and text.casefold().startswith(candidate.casefold()):
+                rest = text[len(candidate) :]
+                # The title as a heading ("Title: ...", "**Title** ..."), not the start of a sentence.
+                if not rest.strip() or rest.lstrip(" *")[:1] in ".:-—\n" or candidate != bare_title:
+                    text = rest.lstrip(" .:-—*\n")
+                break
+        text = _BRACKETED.sub(unwrap, text, count=1) if text.startswith("[") else text
+        if text == before:
             break
-    return text.strip()
+    text = _BRACKETED.sub(unwrap, text)
+    if "[" in text and "]" not in text[text.rfind("[") :]:
+        text = text[: text.rfind("[")]  # a delimiter opened and never closed: the model talking about its task
+    # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
+    text = _PROMPT_LINE.sub("", text)
+    sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
+    kept = [s for s in sentences if not _echoes(s, instructions or [])]
+    # A closing lead-in ("Here are some tips:") announces what never came: the stop cut it off.
+    while kept and kept[-1].rstrip().endswith(":"):
+        kept.pop()
+    text = "".join(kept).strip()
+    return text if _WORDS.search(text) else ""
 
 
 @dataclass
@@ -117,13 +186,15 @@ class Orchestrator:
         self.prompts = prompts or Prompts(options.prompts_dir)
         self.router = router
 
+    @property
+    def shape(self) -> SkeletonShape:
+        """The skeleton's shape for these options: the one source of its grammar, regex, prompt and limits."""
+        return SkeletonShape(max_points=self.options.max_points, point_chars=self.options.max_point_chars)
+
     def _constraint(self) -> Constraint | None:
         if not self.options.constrain_skeleton:
             return None
-        return Constraint(
-            gbnf=self.prompts.raw(SKELETON_GRAMMAR),
-            regex=r"(\d{1,2}\. [^\n]{1,80}\n){3,%d}" % self.options.max_points,  # noqa: UP031
-        )
+        return Constraint(gbnf=self.prompts.skeleton_grammar(self.shape), regex=self.shape.regex())
 
     async def run(self, question: str, emit: Emit = _no_emit, history: Sequence[Message] = ()) -> Answer:
         """The answer to `question`; `emit` sees its events as it forms. Raises only ``SotError``.
@@ -220,7 +291,7 @@ class Orchestrator:
         self, question: str, caller: Caller, emit: Emit, draft: Draft, reason: str, history: tuple[Message, ...]
     ) -> Answer:
         opts = self.options
-        parser = SkeletonParser(max_points=opts.max_points, max_point_chars=opts.max_point_chars)
+        parser = SkeletonParser(shape=self.shape)
         run = _Run(question, parser, draft, history)
         limiter = anyio.CapacityLimiter(opts.max_parallel)
         emit(events.ModeChosen("sot", reason))
@@ -250,11 +321,11 @@ class Orchestrator:
             def on_skeleton_restart(attempt: int) -> None:
                 # Points already kept stay (their expansions may be running); the new stream is
                 # parsed afresh and continues the outline after them (see take_new_points).
-                run.parser = SkeletonParser(max_points=opts.max_points, max_point_chars=opts.max_point_chars)
+                run.parser = SkeletonParser(shape=self.shape)
                 emit(events.SkeletonRestarted(attempt))
 
             request = ChatRequest(
-                [*history, *self.prompts.skeleton(question)],
+                [*history, *self.prompts.skeleton(question, self.shape)],
                 max_tokens=opts.skeleton_max_tokens,
                 temperature=opts.temperature,
                 constraint=self._constraint(),
@@ -275,7 +346,8 @@ class Orchestrator:
             else:
                 run.records.append(outcome.record)
                 skeleton_done_s = caller.now()
-                run.parser.finish()
+                usage = outcome.record.usage
+                run.parser.finish(cut=usage is not None and usage.completion_tokens >= opts.skeleton_max_tokens)
                 dispatch(run.take_new_points())
                 if len(run.points) < constants.MIN_POINTS:
                     tg.cancel_scope.cancel()
@@ -360,7 +432,13 @@ class Orchestrator:
                 log.warning("point %d failed and is kept as its title: %s", index + 1, exc)
                 run.draft.point_final(index, title)
                 return
-        text = sanitize(tidy_expansion(outcome.text, points[index], index))
+        # Cleaned once, here: every view reads the text the Draft commits. An expansion that was only
+        # a lead-in ("Sure, here is ...:") or an echo of the prompt is dropped: the point shows its title.
+        text = sanitize(
+            tidy_expansion(outcome.text, points[index], index, points, self.prompts.expansion_instructions())
+        )
+        if not text:
+            log.info("point %d: the expansion had nothing but prompt text or a lead-in; showing its title", index + 1)
         run.expansions[index] = text
         run.records.append(outcome.record)
         emit(events.PointDone(index, text))

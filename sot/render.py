@@ -18,6 +18,21 @@ from . import events
 from ._sanitize import sanitize
 
 
+def status_line(mode: str, reason: str) -> str:
+    """The mode and why, in words: never the router's internals (they are in --json and the debug log)."""
+    if reason.startswith("mode "):
+        why = "as asked"
+    elif reason.startswith("router"):
+        why = "a list of independent points" if mode == "sot" else "it needs one line of thought"
+    elif mode == "sequential" and reason.startswith("the skeleton had"):
+        why = "the outline was too short"
+    else:
+        why = ""
+    if mode == "sot":
+        return f"Skeleton-of-Thought{f' ({why})' if why else ''}: outline, then points in parallel"
+    return f"answering in one pass{f' ({why})' if why else ''}"
+
+
 class PlainRenderer:
     """Writes the answer's final text as it is committed, in reading order; nothing is rewritten."""
 
@@ -55,9 +70,7 @@ class LiveRenderer:
         self.sequential = ""
         self.status = status
         self.answer: str | None = None
-        self.live = Live(
-            console=self.console, refresh_per_second=12, transient=True, get_renderable=self._view
-        )
+        self.live = Live(console=self.console, refresh_per_second=12, transient=True, get_renderable=self._view)
 
     def __enter__(self) -> LiveRenderer:
         self.live.__enter__()
@@ -93,9 +106,7 @@ class LiveRenderer:
 
     def __call__(self, event: events.Event) -> None:
         if isinstance(event, events.ModeChosen):
-            # The mode, not the router's internals (its reason is in --json and the debug log).
-            sot_mode = event.mode == "sot"
-            self.status = "Skeleton-of-Thought: outline, then points in parallel" if sot_mode else "answering"
+            self.status = status_line(event.mode, event.reason)
         elif isinstance(event, events.SkeletonPoint):
             self.titles.append(sanitize(event.title))
         elif isinstance(event, events.ExpansionStarted):

@@ -3,6 +3,13 @@
 A skeleton is untrusted model output: the parser caps how many points it keeps and how long each
 may be, drops duplicates and control characters, and nothing in a point can choose a model, a
 parameter or a template; points only ever enter prompts as variables.
+
+Points are titles of a few words that end at a phrase boundary. Small models write sentences
+("Set clear goals and break them down into small"), run past a length cap, and carry the sentence
+on as the next line ("actionable steps ..."): a point is cut back to its title ("Title: more" keeps
+"Title"), a long one to its first phrase, one that ends inside a phrase ("... into small") back to
+the last whole phrase, and a line that continues the one before (it starts with a connective, or
+lowercase after a line that was cut) is not a point.
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from . import constants
+from ._shape import SkeletonShape
 
 # "1.", "1)", "(1)", "1:", "1 -", "Step 1.", "Point 1:", "**1.**", "### 1.", "> 1."
 _NUMBERED = re.compile(
@@ -27,20 +34,174 @@ _EMPHASIS = re.compile(r"(\*\*|__|(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)|`)")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
+# A phrase does not end on these words: a point ending on one was cut inside a phrase.
+DANGLING_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "nor",
+        "of",
+        "to",
+        "for",
+        "in",
+        "on",
+        "at",
+        "with",
+        "by",
+        "from",
+        "into",
+        "onto",
+        "about",
+        "as",
+        "than",
+        "that",
+        "which",
+        "who",
+        "whose",
+        "your",
+        "their",
+        "its",
+        "our",
+        "my",
+        "his",
+        "her",
+        "this",
+        "these",
+        "those",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "must",
+        "may",
+        "might",
+        "more",
+        "most",
+        "very",
+        "such",
+        "so",
+        "if",
+        "when",
+        "while",
+        "between",
+        "through",
+        "without",
+        "within",
+        "over",
+        "under",
+        "via",
+        "like",
+        "including",
+        "especially",
+        "both",
+        "either",
+        "each",
+        "every",
+        "some",
+        "any",
+        "not",
+        "also",
+        "using",
+    ]
+)
+# Where a long point may end: before a connective, a clause or a preposition that adds detail.
+_BOUNDARY = re.compile(
+    r"\s*(?:[,;(]|\s[-–—]\s)\s*|\s+(?=(?:and|or|but|which|that|who|because|so|while|as|by|to|for|with|"
+    r"without|through|like|such as|including|in order|from|into|in|on|at|of|about|using|when|if)\b)",
+    re.IGNORECASE,
+)
+# Boundaries between clauses: punctuation (in the match itself) or one of these words after it.
+_STRONG = re.compile(r"(?:and|or|but|which|that|who|because|so|while|when|if)\b", re.IGNORECASE)
+# A line that starts like this carries on the line before it.
+_CONTINUES = re.compile(r"^(?:and|or|but|nor|which|that|so|because|then|while|than|whereas)\b", re.IGNORECASE)
+# "Title: explanation", "Title - explanation", "Title. More sentences."
+_TITLE_END = re.compile(r":\s|:$|;|\s[-–—]\s|[.!?]\s+(?=\S)")
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def _dangles(text: str) -> bool:
+    """Whether a line of a few words or more ends on a word no phrase ends on ("... them into a")."""
+    words = _words(text)
+    return len(words) >= 4 and words[-1].casefold().strip(",;") in DANGLING_WORDS
+
+
+def _strip_dangling(text: str) -> str:
+    words = _words(text.rstrip(" ,;:-–—("))
+    while len(words) > 1 and words[-1].casefold().strip(",;") in DANGLING_WORDS:
+        words.pop()
+    return " ".join(words).rstrip(" ,;:-–—(")
+
+
+def _boundaries(text: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
+    """Phrase boundaries that leave a title before them (three words, else two): all, and those
+    between clauses. "In contrast, plant-based sources ..." is not cut to "In contrast"."""
+    found = list(_BOUNDARY.finditer(text))
+    heads = [m for m in found if len(_words(text[: m.start()])) >= 3] or [
+        m for m in found if len(_words(text[: m.start()])) == 2
+    ]
+    strong = [m for m in heads if m.group(0).strip() or _STRONG.match(text, m.end())]
+    return heads, strong
+
+
+def _first_phrase(text: str, max_words: int) -> str:
+    """`text` cut at a phrase boundary: the last clause boundary within `max_words` words, else the
+    last boundary within them, else the first boundary after them (never inside a phrase)."""
+    heads, strong = _boundaries(text)
+    within = [m for m in strong if len(_words(text[: m.start()])) <= max_words] or [
+        m for m in heads if len(_words(text[: m.start()])) <= max_words
+    ]
+    if within:
+        return text[: within[-1].start()]
+    return text[: heads[0].start()] if heads else text
+
+
+def shape_title(text: str, max_words: int, cut: bool = False) -> str:
+    """A point's title: its head before a colon, semicolon or sentence end, ending at a phrase boundary.
+
+    `cut`: the line was stopped by a length or token limit, so its end is not a phrase boundary.
+    """
+    title_end = _TITLE_END.search(text)
+    if title_end and len(_words(text[: title_end.start()])) >= 1:
+        text, cut = text[: title_end.start()], False
+    if (cut and len(_words(text)) >= 4) or _dangles(text):
+        # Back off to the last boundary: "... and make them work on a" ends at "... goals".
+        heads, strong = _boundaries(text)
+        text = text[: (strong or heads)[-1].start()] if heads else text
+    if len(_words(text)) > max_words:
+        text = _first_phrase(text, max_words)
+    if text.count("(") > text.count(")"):  # "Language capabilities (e.g" : the aside never closed
+        text = text[: text.rfind("(")]
+    return _strip_dangling(text) if len(_words(text)) >= 3 else text.strip()
+
+
 def _indent(line: str) -> int:
     expanded = line.expandtabs(4)
     return len(expanded) - len(expanded.lstrip(" "))
 
 
-def _clean(text: str, max_chars: int) -> str:
+def _clean(text: str, max_chars: int, max_words: int, cut: bool = False) -> str:
     text = _CONTROL.sub("", unicodedata.normalize("NFC", text))
     text = _EMPHASIS.sub("", text).strip()
     text = re.sub(r"\s+", " ", text)
+    text = shape_title(text, max_words, cut)
     # Points are titles: a trailing period, colon or separator is formatting, not content.
     text = text.rstrip(" .,;:")
     if len(text) > max_chars:
-        cut = text[:max_chars].rsplit(" ", 1)[0] or text[:max_chars]
-        text = cut.rstrip(" ,;:-") + "…"
+        head = text[:max_chars].rsplit(" ", 1)[0] or text[:max_chars]
+        text = head.rstrip(" ,;:-") + "…"
     return text
 
 
@@ -71,18 +232,28 @@ class SkeletonParser:
     The first list item fixes the list's style (numbered or bulleted) and indentation; items of
     the other style or deeper indentation are sub-points and are ignored, as are preambles and
     closing remarks. Numbers must increase, so a second list in a closing remark is not merged in.
+    Limits come from the skeleton's shape (sot/_shape.py); ``max_points`` / ``max_point_chars``
+    override its count and length.
     """
 
     def __init__(
         self,
         *,
-        max_points: int = constants.DEFAULT_MAX_POINTS,
-        max_point_chars: int = constants.MAX_POINT_CHARS,
+        max_points: int | None = None,
+        max_point_chars: int | None = None,
+        shape: SkeletonShape | None = None,
     ) -> None:
-        self.max_points = max_points
-        self.max_point_chars = max_point_chars
+        shape = shape or SkeletonShape()
+        self.max_points = max_points or shape.max_points
+        self.max_point_chars = max_point_chars or shape.point_chars
+        self.max_words = shape.point_words + 2  # a few words asked; a little more still reads as a title
+        self.line_chars = shape.line_chars
         self.points: list[str] = []
+        self.rejected: list[str] = []  # lines that carried on the line before them
         self._seen: set[str] = set()
+        self._bags: list[frozenset[str]] = []
+        self._last_cut = False  # the line before was stopped mid-phrase
+        self._cut_line = False  # the line being parsed was stopped by the token limit
         self._buffer = ""
         self._style: str | None = None
         self._indent = 0
@@ -98,6 +269,7 @@ class SkeletonParser:
         self._style = None
         self._indent = 0
         self._last_number = 0
+        self._last_cut = False
 
     def feed(self, text: str) -> list[str]:
         """Add streamed text; return the points whose lines became complete."""
@@ -108,10 +280,17 @@ class SkeletonParser:
             new.extend(self._line(line))
         return new
 
-    def finish(self) -> list[str]:
-        """End of the stream: parse what is left; return the points it adds."""
+    def finish(self, *, cut: bool = False) -> list[str]:
+        """End of the stream: parse what is left; return the points it adds.
+
+        `cut`: the stream was stopped by its token limit, so its last line ends wherever that fell.
+        """
         line, self._buffer = self._buffer, ""
-        return self._line(line) if line.strip() else []
+        self._cut_line = cut
+        try:
+            return self._line(line) if line.strip() else []
+        finally:
+            self._cut_line = False
 
     def _line(self, raw: str) -> list[str]:
         if self.full:
@@ -141,31 +320,62 @@ class SkeletonParser:
             self._style, self._indent = "numbered", indent
         elif indent > self._indent + 1 or not (self._last_number < number <= self._last_number + 3):
             return []
+        body = re.sub(rf"^\s*{number}\s*[.)]\s+", "", body)  # "6. 6. Social connections"
         parts = _split_inline(body, number) or [(number, body)]
         self._last_number = parts[-1][0]
-        return self._accept([text for _, text in parts])
+        # A line stopped by the length cap is cut in its last part only.
+        line_cut = self._cut_line or len(body.strip()) >= self.line_chars - 1
+        return self._accept([text for _, text in parts], last_cut=line_cut)
 
-    def _accept(self, texts: list[str]) -> list[str]:
+    def _continues(self, text: str) -> bool:
+        """Whether `text` carries on the line before it rather than starting a point."""
+        text = _EMPHASIS.sub("", text).strip()
+        if _CONTINUES.match(text):
+            return True
+        # Lowercase after a cut line, or in a list whose points start uppercase: "2. actionable steps".
+        return text[:1].islower() and (self._last_cut or self.points[0][:1].isupper())
+
+    def _accept(self, texts: list[str], last_cut: bool | None = None) -> list[str]:
         added: list[str] = []
-        for text in texts:
-            point = _clean(text, self.max_point_chars)
+        for i, text in enumerate(texts):
+            cut = last_cut if last_cut is not None and i == len(texts) - 1 else self._cut_line
+            cut = cut or len(text.strip()) >= self.line_chars - 1
+            continues = bool(self.points) and self._continues(text)
+            self._last_cut = cut or _dangles(text)
+            if continues:
+                self.rejected.append(text.strip())
+                continue
+            point = _clean(text, self.max_point_chars, self.max_words, cut=cut)
+            if (cut or len(texts) > 1) and len(_words(point)) == 1 and point.casefold() in DANGLING_WORDS:
+                continue  # "4. Be": what was left of a line when its limit fell
             key = _key(point)
-            if not key or key in self._seen or self.full:
+            if not any(c.isalpha() for c in point):
+                continue  # a bare number or symbol is no title
+            bag = frozenset(w for w in re.findall(r"\w+", point.casefold()) if w not in DANGLING_WORDS)
+            if not key or key in self._seen or self.full or self._repeats(bag):
                 continue
             self._seen.add(key)
+            self._bags.append(bag)
             self.points.append(point)
             added.append(point)
         return added
+
+    def _repeats(self, bag: frozenset[str]) -> bool:
+        """Same words as a kept point, or all of one's words inside the other's (2 words or more)."""
+        return any(
+            bag == kept or (min(len(bag), len(kept)) >= 2 and (bag <= kept or kept <= bag)) for kept in self._bags
+        )
 
 
 def parse_skeleton(
     text: str,
     *,
-    max_points: int = constants.DEFAULT_MAX_POINTS,
-    max_point_chars: int = constants.MAX_POINT_CHARS,
+    max_points: int | None = None,
+    max_point_chars: int | None = None,
+    shape: SkeletonShape | None = None,
 ) -> list[str]:
     """Return the points of a skeleton, in order, without numbering or markdown."""
-    parser = SkeletonParser(max_points=max_points, max_point_chars=max_point_chars)
+    parser = SkeletonParser(max_points=max_points, max_point_chars=max_point_chars, shape=shape)
     parser.feed(text)
     parser.finish()
     return parser.points

@@ -14,12 +14,13 @@ from pathlib import Path
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
+from ._shape import SkeletonShape
 from .errors import ConfigurationError, TemplateError
 
 SKELETON = "skeleton.j2"
 EXPAND = "expand.j2"
 SEQUENTIAL = "sequential.j2"
-SKELETON_GRAMMAR = "skeleton.gbnf"
+SKELETON_GRAMMAR = "skeleton.gbnf"  # none is shipped (sot/_shape.py makes it); a --prompts DIR may hold one
 
 # Untrusted text sits inside [ ] in the expansion prompt; it may not forge those delimiters.
 _DELIMITERS = str.maketrans({"[": "(", "]": ")", "\n": " ", "\r": " "})
@@ -78,6 +79,7 @@ class Prompts:
         )
         self._env.filters["neutral"] = neutral
         self._searchpath = searchpath
+        self._user_dir = Path(user_dir) if user_dir is not None else None
         self._raw: dict[str, str] = {}
 
     def render(self, name: str, **variables: object) -> str:
@@ -97,11 +99,31 @@ class Prompts:
             self._raw[name] = found[0].read_text(encoding="utf-8")
         return self._raw[name]
 
-    def skeleton(self, question: str) -> list[Message]:
-        return [Message("user", self.render(SKELETON, question=question))]
+    def user_file(self, name: str) -> str | None:
+        """A file of the user's prompt directory, if it has one by that name."""
+        if self._user_dir is None or not (self._user_dir / name).is_file():
+            return None
+        return self.raw(name)
+
+    def skeleton_grammar(self, shape: SkeletonShape) -> str:
+        """The skeleton's GBNF grammar: the user's skeleton.gbnf, else the one made from `shape`."""
+        return self.user_file(SKELETON_GRAMMAR) or shape.gbnf()
+
+    def skeleton(self, question: str, shape: SkeletonShape | None = None) -> list[Message]:
+        wording = (shape or SkeletonShape()).wording()
+        return [Message("user", self.render(SKELETON, question=question, **wording))]
 
     def sequential(self, question: str) -> list[Message]:
         return [Message("user", self.render(SEQUENTIAL, question=question))]
+
+    def expansion_instructions(self) -> list[str]:
+        """The expansion prompt's own sentences (no question or point in them): what an echo repeats."""
+        if "_instructions" not in self._raw:
+            blank = "\x00"
+            text = self.render(EXPAND, question=blank, points=[blank], index=1, point=blank)
+            sentences = re.split(r"(?<=[.!?:])\s+|\n", text)
+            self._raw["_instructions"] = "\n".join(s for s in sentences if blank not in s and len(s.split()) >= 4)
+        return [line for line in self._raw["_instructions"].split("\n") if line]
 
     def expansion(self, question: str, points: list[str], index: int) -> list[Message]:
         """Expansion prompt for point `index` (0-based); every point's prompt shares one prefix."""

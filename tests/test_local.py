@@ -30,7 +30,7 @@ async def test_sot_answer_from_the_real_model(local: LocalBackend) -> None:
     async with sot.Client(backend=local.backend, mode="sot", temperature=0, seed=1, max_parallel=4) as client:
         answer = await client.ask(QUESTION)
     assert answer.mode == "sot"
-    assert 3 <= len(answer.points) <= 8  # the skeleton grammar allows 3-8 lines
+    assert 3 <= len(answer.points) <= 10  # the skeleton grammar allows 3-10 lines (sot/_shape.py)
     assert len({p.casefold() for p in answer.points}) == len(answer.points)
     assert all(e.strip() for e in answer.expansions) and answer.failed_points == []
     lines = answer.text.splitlines()

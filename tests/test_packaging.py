@@ -41,7 +41,7 @@ def test_the_tree_has_no_symlinks() -> None:
 
 def test_templates_load_from_the_installed_package() -> None:
     prompts = Prompts()
-    for name in ("skeleton.j2", "expand.j2", "sequential.j2", "route.j2", "judge.j2", "skeleton.gbnf"):
+    for name in ("skeleton.j2", "expand.j2", "sequential.j2", "route.j2", "judge.j2"):
         assert prompts.raw(name).strip()
     assert sot.__version__ != "0.0.0"
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console
 
+import sot
 from sot import events
-from sot.render import LiveRenderer, PlainRenderer
+from sot.render import LiveRenderer, PlainRenderer, status_line
 
 SCRIPT: list[events.Event] = [
     events.ModeChosen("sot", "router"),
@@ -81,3 +83,34 @@ def test_live_renderer_shows_the_outline_and_fills_points() -> None:
             render(event)
     text = out.getvalue()
     assert "one done." in text and "two done." in text and "✓" in text
+
+
+def test_status_line_shows_the_mode_and_a_reason_in_words_not_router_internals() -> None:
+    internals = "router: learned: advice-verb, list-cue; score -6.2 (p=0.08)"
+    assert status_line("sequential", internals) == "answering in one pass (it needs one line of thought)"
+    assert status_line("sot", internals).startswith("Skeleton-of-Thought (a list of independent points)")
+    assert status_line("sot", "mode sot requested").startswith("Skeleton-of-Thought (as asked)")
+    fallback = "the skeleton had 1 usable point(s); answered sequentially instead"
+    assert status_line("sequential", fallback) == "answering in one pass (the outline was too short)"
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100, height=10)
+    with LiveRenderer(console) as render:
+        render(events.ModeChosen("sequential", internals))
+        shown = str(render._view().renderables[0])
+    assert "score" not in shown and "advice" not in shown and "one pass" in shown
+
+
+def test_final_answer_is_wrapped_at_word_boundaries() -> None:
+    text = "1. Sleep: " + " ".join(f"word{i}" for i in range(60)) + "\n2. Eat: well."
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=30, height=10)
+    with LiveRenderer(console) as render:
+        render(events.AnswerDone(_answer(text)))
+    final = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue().rsplit("\x1b[?25h", 1)[-1])
+    lines = [line.rstrip() for line in final.splitlines() if line.strip()]
+    assert all(len(line) <= 30 for line in lines)
+    assert " ".join(lines).split() == text.split()  # no word broken across lines
+
+
+def _answer(text: str) -> sot.Answer:
+    return sot.Answer(text=text, mode="sot", reason="", question="q")

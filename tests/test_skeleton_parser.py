@@ -9,7 +9,7 @@ CASES = [
     ("**1.** Plan\n**2.** Do\n**3. Check**", ["Plan", "Do", "Check"]),
     (
         "1. **Prioritize**: use lists\n2. **Delegate work**\n3. *Rest*",
-        ["Prioritize: use lists", "Delegate work", "Rest"],
+        ["Prioritize", "Delegate work", "Rest"],
     ),
     (
         "Sure! Here is a skeleton for your question:\n\n1. Set goals.\n2. Track time.\n3. Review weekly.\n\n"
@@ -24,7 +24,7 @@ CASES = [
     ("Skeleton: 1. A thing 2. Another thing 3. Third", ["A thing", "Another thing", "Third"]),
     ("1. Set clear goals.2. Manage time\n3. Rest", ["Set clear goals", "Manage time", "Rest"]),
     ("1. Plan;\n2. Do,\n3. Check?\n4. Go!", ["Plan", "Do", "Check?", "Go!"]),
-    ("1. Costs went up 2.5. Then\n2. Next", ["Costs went up 2.5. Then", "Next"]),
+    ("1. Costs went up 2.5. Then\n2. Next", ["Costs went up 2.5", "Next"]),
     ("1. One\n2. Two\n3. Three\n4.", ["One", "Two", "Three"]),
     ("1. One\n2. Two\n3.   \n", ["One", "Two"]),
     ("- one\n- two\n  - sub\n- three", ["one", "two", "three"]),
@@ -36,6 +36,31 @@ CASES = [
     ("1.5 hours of sleep is too little.\n2.5 is more", []),
     ("Here are some ideas about 2024 plans and 3 goals.", []),
     ("", []),
+    # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
+    (
+        "1. Set clear goals for yourself and break them down into small\n"
+        "2. actionable steps that you can take every day to achieve your\n3. Track your time",
+        ["Set clear goals for yourself", "Track your time"],
+    ),
+    (
+        "1. Light scatters\n2. in the air\n3. And then it\n4. Blue light dominates",
+        ["Light scatters", "Blue light dominates"],
+    ),
+    # Titles of a few words: the head before a colon, the first phrase of a long line.
+    (
+        "1. Breathing exercises: Deep breathing slows your heart rate and\n"
+        "2. Utilize time-management techniques like the Pomodoro Technique to boost productivity\n"
+        "3. Take regular breaks throughout the day to",
+        [
+            "Breathing exercises",
+            "Utilize time-management techniques like the Pomodoro Technique",
+            "Take regular breaks throughout the day",
+        ],
+    ),
+    # A number written twice, and lines with no words at all.
+    ("1. Distance\n2. 2. Social ties matter\n3. 3.\n4. Free time", ["Distance", "Social ties matter", "Free time"]),
+    # Near-repeats are one point.
+    ("1. Quantum computing\n2. Quantum Computing basics\n3. Qubits", ["Quantum computing", "Qubits"]),
 ]
 
 
@@ -61,12 +86,25 @@ def test_points_become_available_as_their_lines_complete() -> None:
 
 
 def test_caps_count_and_length() -> None:
-    text = "\n".join(f"{i}. point number {i} " + "word " * 80 for i in range(1, 30))
+    text = "\n".join(f"{i}. Point number {i} " + "word " * 80 for i in range(1, 30))
     points = parse_skeleton(text, max_points=5, max_point_chars=40)
     assert len(points) == 5
-    assert all(len(p) <= 41 for p in points)
-    assert points[0].endswith("…")
+    assert all(len(p) <= 41 and len(p.split()) <= 8 for p in points)
+    # A point with no word boundary within the limit is cut and marked as cut.
+    assert parse_skeleton("1. Supercalifragilistic" + "x" * 80, max_point_chars=40)[0].endswith("…")
 
 
 def test_control_characters_are_dropped() -> None:
     assert parse_skeleton("1. a\x07b\x1b[31m\n2. c") == ["ab[31m", "c"]
+
+
+def test_a_last_line_stopped_by_the_token_limit_ends_at_its_last_whole_phrase() -> None:
+    text = "1. Plan the week\n2. Review it\n3. Prioritize your tasks by deadline, focusing on"
+    parser = SkeletonParser()
+    parser.feed(text)
+    parser.finish(cut=True)
+    assert parser.points == ["Plan the week", "Review it", "Prioritize your tasks by deadline"]
+    parser = SkeletonParser()
+    parser.feed("1. Plan the week\n2. Review your budget every month")
+    parser.finish()
+    assert parser.points[-1] == "Review your budget every month"

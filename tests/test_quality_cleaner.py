@@ -1,0 +1,81 @@
+"""What the tool itself put in never reaches the answer: echoed prompts, delimiters, empty lead-ins."""
+# mypy: allow-untyped-defs, allow-incomplete-defs
+
+from __future__ import annotations
+
+import pytest
+
+import sot
+from sot.fake_server import Reply, SeenRequest
+from sot.orchestrator import tidy_expansion
+from sot.templates import Prompts
+
+POINTS = ["Secure and robust", "Enhanced sleep quality", "Clear naming"]
+INSTRUCTIONS = Prompts().expansion_instructions()
+
+# Seen in real answers of the embedded model (issue 16), and what a reader should get instead.
+CASES = [
+    ('The answer to your question is: "Write the part of the answer that covers one of them."', 0, ""),
+    ("Point: [Secure and robust: A good API validates every input.]", 0, "A good API validates every input."),
+    ("Point 1: [Secure and robust] A good API validates input.", 0, "A good API validates input."),
+    (
+        "You wake up rested: [Enhanced sleep quality] and [Enhanced sleep quality] follow.",
+        1,
+        "You wake up rested: Enhanced sleep quality and Enhanced sleep quality follow.",
+    ),
+    ("Sure, here is an example of a formal email:", 2, ""),
+    ("Names say what things do. Here are some examples:", 2, "Names say what things do."),
+    ("3. **Clear naming**: Names say what things do.", 2, "Names say what things do."),
+    ("Clear naming - names say what things do.", 2, "names say what things do."),
+    ("Answer: Names say what things do.", 2, "Names say what things do."),
+    ("Know the mission.\nQuestion: How can I prepare for a job interview?", 2, "Know the mission."),
+    ("Water less often. [This is a helpful tip about keeping plants alive in a", 2, "Water less often."),
+    # Content that only looks similar stays as it is.
+    ("Clear naming helps readers.", 2, "Clear naming helps readers."),
+    ("Use arrays like [1, 2] in code.", 2, "Use arrays like [1, 2] in code."),
+    ("Apps help. [Digital tools] can assist.", 2, "Apps help. Digital tools can assist."),
+    ("See the notes [3] and x[i] in the loop.", 2, "See the notes [3] and x[i] in the loop."),
+    ("Sleep 8 hours: it matters.", 1, "Sleep 8 hours: it matters."),
+]
+
+
+@pytest.mark.parametrize(("raw", "index", "clean"), CASES)
+def test_tidy_expansion_removes_what_the_tool_put_in(raw: str, index: int, clean: str) -> None:
+    assert tidy_expansion(raw, POINTS[index], index, POINTS, INSTRUCTIONS) == clean
+
+
+def test_instructions_are_the_templates_own_sentences() -> None:
+    assert INSTRUCTIONS and all("\x00" not in s for s in INSTRUCTIONS)
+    assert any("one to three plain sentences" in s for s in INSTRUCTIONS)
+
+
+@pytest.mark.anyio
+async def test_cleaned_once_every_view_shows_the_same_text(fake) -> None:
+    replies = {
+        1: "Point 1: [Secure and robust] Validate every input.",
+        2: 'The answer to your question is: "Start with the content itself, with no title, label or introduction."',
+        3: "Sure, here is how to name things:",
+    }
+
+    def handler(request: SeenRequest) -> Reply:
+        if request.kind == "skeleton":
+            return Reply("".join(f"{i}. {p}\n" for i, p in enumerate(POINTS, 1)))
+        return Reply(replies[request.point or 0])
+
+    server = fake(handler)
+    shown: list[str] = []
+    client = sot.Client(base_url=server.url, model="m", mode="sot")
+    async with client, client.stream("What makes a good API?") as answer_events:
+        async for event in answer_events:
+            if isinstance(event, sot.events.AnswerText):
+                shown.append(event.text)
+            elif isinstance(event, sot.events.AnswerDone):
+                answer = event.answer
+    assert answer.text == "".join(shown)
+    assert answer.text.splitlines() == [
+        "1. Secure and robust: Validate every input.",
+        "2. Enhanced sleep quality",
+        "3. Clear naming",
+    ]
+    # The prompt keeps one shared prefix across expansions: only the point line differs.
+    assert answer.shared_prefix_fraction is not None and answer.shared_prefix_fraction > 0.8
