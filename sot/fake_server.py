@@ -58,6 +58,8 @@ class Reply:
     body: bytes | None = None  # raw body bytes with `content_type` (and `content_encoding`), for any status
     content_type: str = "text/html"
     content_encoding: str | None = None
+    # Held until the test sets it (from any thread): orders replies by what the client has seen, not by time.
+    hold_until: threading.Event | None = None
 
 
 @dataclass
@@ -226,6 +228,8 @@ class FakeServer:
 
         self._changed(enter)
         try:
+            if reply.hold_until is not None:
+                await anyio.to_thread.run_sync(reply.hold_until.wait, abandon_on_cancel=True)
             return await self._respond(stream, request, reply)
         finally:
 

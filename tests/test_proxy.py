@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -339,9 +340,11 @@ def test_the_outline_can_come_first_as_reasoning(proxied: Callable[..., Any]) ->
 
 
 def test_a_failure_after_text_went_out_ends_the_stream_with_an_error_event(proxied: Callable[..., Any]) -> None:
+    text_went_out = threading.Event()
+
     def handle(request: SeenRequest) -> Reply:
-        if request.kind == "expand" and request.point == 3:
-            return Reply(status=400, first_delay=0.1)
+        if request.kind == "expand" and request.point == 3:  # fails only once the client has read text
+            return Reply(status=400, hold_until=text_went_out)
         return sot_script()(request)
 
     _, proxy = proxied(handle, options={"router": "rules", "max_retries": 0})
@@ -349,7 +352,12 @@ def test_a_failure_after_text_went_out_ends_the_stream_with_an_error_event(proxi
         model="fake-model+sot", messages=[{"role": "user", "content": QUESTION}], stream=True
     )
     texts: list[str] = []
-    with pytest.raises(openai.APIError, match="point 3"):
-        for chunk in stream:
-            texts.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
+    try:
+        with pytest.raises(openai.APIError, match="point 3"):
+            for chunk in stream:
+                texts.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
+                if "".join(texts).startswith("1. First idea"):
+                    text_went_out.set()
+    finally:
+        text_went_out.set()
     assert "".join(texts).startswith("1. First idea")  # points 1 and 2 had gone out
