@@ -56,3 +56,11 @@ ROUTER_WEIGHTS_FILE: Final = "l2_supercat_256.safetensors"
 ROUTER_MODEL_FILE: Final = "router_model.json"  # inside sot/router/, written by eval/router/train.py
 ROUTER_MAX_CHARS: Final = 4000
 ROUTER_MAX_TOKENS: Final = 512
+
+# Batch, report and judge
+# Exit code of a run that finished but where some records failed (each failure is its record).
+EXIT_SOME_FAILED: Final = 11
+# A template that runs longer or builds text larger than this is stopped (--prompts DIR is user code).
+TEMPLATE_RENDER_TIMEOUT_S: Final = 2.0
+TEMPLATE_MAX_CHARS: Final = 4_000_000
+TEMPLATE_MAX_RANGE: Final = 100_000
