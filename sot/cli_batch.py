@@ -261,7 +261,11 @@ def judge(
         err=True,
     )
     if summary.all_failed:
-        typer.echo("sot: error: no judgement succeeded: check --judge-base-url and --judge-model", err=True)
+        typer.echo(
+            f"sot: error: every judgement failed ({summary.failed} errors, {summary.unparsed} without a readable "
+            "verdict): check --judge-base-url and --judge-model",
+            err=True,
+        )
         raise typer.Exit(constants.EXIT_SOME_FAILED)
     if summary.failed:
         typer.echo("sot: some judgements failed: --resume re-runs them", err=True)

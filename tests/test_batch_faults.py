@@ -7,14 +7,13 @@ import errno
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
-import anyio
 import pytest
+from test_batch import batch_cli, write_prompts
 from typer.testing import CliRunner
 
 import sot
@@ -25,7 +24,6 @@ from sot.batch.inputs import Prompt
 from sot.batch.records import open_results, read_records
 from sot.batch.runner import run_batch
 from sot.fake_server import Reply, SeenRequest, sot_script
-from test_batch import batch_cli, write_prompts
 
 
 def number_of(request: SeenRequest) -> int:
