@@ -8,6 +8,7 @@ import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -236,3 +237,23 @@ def test_help_shows_no_python_types() -> None:
         assert "<bool>" not in shown.stdout and "<list" not in shown.stdout, command
         shown_for[command] = shown.stdout
     assert "--base-url" in shown_for["ask"] and "<url>" in shown_for["ask"]
+
+
+def test_the_readme_python_example_runs_as_written_and_streams_readably(fake, tmp_path) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("## Python\n", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "localhost" not in code
+    server = fake(sot_script(["Clear names", "Stable versions", "Good errors"]))
+    # The example uses the embedded backend; $SOT_BASE_URL points the same code at the test server.
+    env = {**os.environ, "SOT_BASE_URL": server.url, "SOT_MODEL": "m"}
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()  # the streamed answer comes last, one point per line
+    assert lines[-3:] == [
+        "1. Clear names: Details on Clear names for point 1.",
+        "2. Stable versions: Details on Stable versions for point 2.",
+        "3. Good errors: Details on Good errors for point 3.",
+    ]
