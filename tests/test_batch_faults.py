@@ -150,7 +150,7 @@ async def test_fsync_runs_off_the_event_loop(tmp_path: Path, monkeypatch) -> Non
         threads.append(threading.get_ident())
         real_fsync(fd)
 
-    monkeypatch.setattr(records.os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", fsync)
     writer, _ = open_results(tmp_path / "r.jsonl", resume=False)
     try:
         await writer.append({"id": "1", "mode": "sot"})

@@ -13,7 +13,7 @@ import sot
 from sot.batch.report import md_text
 
 
-def record(i: int, mode: str, category: str, total: float = 2.0, **extra) -> dict:
+def record(i: int, mode: str, category: object, total: float = 2.0, **extra) -> dict[str, object]:
     base = {
         "id": f"q{i}",
         "mode": mode,

@@ -60,7 +60,9 @@ def test_answers_cannot_forge_delimiters_or_verdicts(fake, tmp_path: Path) -> No
     assert len(seen) == 4
     nonces = set()
     for prompt in seen:
-        nonce = re.search(r"^\[Answer A ([0-9a-f]{16})\]$", prompt, re.MULTILINE).group(1)
+        found = re.search(r"^\[Answer A ([0-9a-f]{16})\]$", prompt, re.MULTILINE)
+        assert found is not None
+        nonce = found.group(1)
         nonces.add(nonce)
         lines = prompt.splitlines()
         for marker in ("Answer A", "End of answer A", "Answer B", "End of answer B"):
