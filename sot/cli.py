@@ -138,7 +138,7 @@ Debug = Annotated[
 
 def _dialect(value: str) -> Any:
     if value not in ("openai", "llama.cpp", "vllm"):
-        raise ConfigurationError(f"dialect must be openai, llama.cpp or vllm, not {value!r}")
+        raise ConfigurationError(f"--dialect must be openai, llama.cpp or vllm, not {value!r}")
     return value
 
 
@@ -318,7 +318,7 @@ def serve(
                 return
             anyio.run(serve_forever, config)
         else:
-            raise ConfigurationError(f"backend must be llama.cpp or vllm, not {backend!r}")
+            raise ConfigurationError(f"--backend must be llama.cpp or vllm, not {backend!r}")
     except KeyboardInterrupt:
         typer.echo("sot: server stopped", err=True)
         raise typer.Exit(130) from None

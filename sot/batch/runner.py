@@ -28,7 +28,7 @@ def parse_modes(value: str) -> list[str]:
     modes = [m.strip() for m in value.split(",") if m.strip()]
     bad = [m for m in modes if m not in MODES]
     if not modes or bad:
-        raise ConfigurationError(f"modes must be a comma list of {', '.join(MODES)}")
+        raise ConfigurationError(f"--modes must be a comma list of {', '.join(MODES)}")
     return list(dict.fromkeys(modes))
 
 
