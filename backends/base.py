@@ -27,6 +27,8 @@ class ChatRequest:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     frequency_penalty: float | None = None
+    # Seconds without a data event after which a backend calls the stream stalled (set by sot.calls).
+    stall_timeout: float | None = None
 
 
 @dataclass(frozen=True)

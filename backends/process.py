@@ -10,6 +10,7 @@ the server kind's own reading of that log.
 from __future__ import annotations
 
 import atexit
+import codecs
 import contextlib
 import ctypes
 import signal
@@ -21,9 +22,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
-import httpx
 
+from sot import constants
 from sot.errors import LocalServerError
+
+from ._httpx import httpx
+from ._probe import ProbeFailed, get_json
 
 HEALTH_TIMEOUT_S = 120.0
 STOP_GRACE_S = 5.0
@@ -111,14 +115,17 @@ class ManagedServer:
 
     async def _wait_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        async with httpx.AsyncClient(timeout=2.0) as http:
+        async with httpx.AsyncClient(timeout=constants.HEALTH_PROBE_TIMEOUT_S) as http:
             while time.monotonic() < deadline:
                 assert self.process is not None
                 if self.process.poll() is not None:
                     raise self._failure(f"exited with code {self.process.returncode} while starting")
-                with contextlib.suppress(httpx.HTTPError):
-                    response = await http.get(f"http://127.0.0.1:{self.port}{self.health_path}")
-                    if response.status_code == 200:
+                # Each probe has a total deadline: a reply trickling a byte at a time cannot hold it.
+                probe = min(constants.HEALTH_PROBE_TIMEOUT_S, max(0.05, deadline - time.monotonic()))
+                url = f"http://127.0.0.1:{self.port}{self.health_path}"
+                with contextlib.suppress(ProbeFailed):
+                    status, _ = await get_json(http, url, deadline_s=probe)
+                    if status == 200:
                         return
                 await anyio.sleep(0.05)
         raise self._failure(f"was not healthy within {timeout:g} s")
@@ -138,16 +145,18 @@ class ManagedServer:
 
     async def follow_log(self, write: Callable[[str], object]) -> None:
         """Copy the server's log to `write` as it grows, until the process exits (then raise)."""
-        offset = 0
-        while True:
-            text = self.log_text()
-            if len(text) > offset:
-                write(text[offset:])
-                offset = len(text)
-            if self.process is None or self.process.poll() is not None:
-                code = self.process.returncode if self.process else None
-                raise self._failure(f"exited with code {code}")
-            await anyio.sleep(0.2)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # Read only what was appended since the last look: a long-running server's log grows for days.
+        with self.log_path.open("rb") as log:
+            while True:
+                exited = self.process is None or self.process.poll() is not None
+                appended = log.read()
+                if appended:
+                    write(decoder.decode(appended))
+                if exited:
+                    code = self.process.returncode if self.process else None
+                    raise self._failure(f"exited with code {code}")
+                await anyio.sleep(0.2)
 
     def _kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

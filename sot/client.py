@@ -7,10 +7,9 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
-import httpx
 from anyio.streams.memory import MemoryObjectSendStream
 
 from . import constants
@@ -18,11 +17,10 @@ from .backends.base import Backend
 from .backends.openai_compat import Dialect, OpenAICompatBackend
 from .errors import ConfigurationError, SotError
 from .events import Event
-from .options import Options
+from .options import OptionOverrides, Options
 from .orchestrator import Orchestrator
 from .result import Answer
 from .router import make_router
-from .router.learned import preload as preload_router
 from .templates import Prompts
 
 
@@ -31,23 +29,27 @@ def _env(name: str) -> str | None:
     return value or None
 
 
-async def discover_model(base_url: str, api_key: str | None) -> str:
+async def discover_model(backend: OpenAICompatBackend, deadline_s: float) -> str:
     """The model a server serves, when it lists exactly one (llama.cpp, most vLLM setups)."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        async with httpx.AsyncClient(timeout=constants.CONNECT_TIMEOUT_S) as http:
-            response = await http.get(base_url.rstrip("/") + "/models", headers=headers)
-            response.raise_for_status()
-            models = [m["id"] for m in response.json().get("data", [])]
-    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigurationError(
-            f"no model given (--model / {constants.ENV_MODEL}) and the server's model list is unavailable"
-        ) from exc
+    models = await backend.served_models(min(deadline_s, constants.DISCOVERY_TIMEOUT_S))
     if len(models) != 1:
         raise ConfigurationError(
             f"no model given (--model / {constants.ENV_MODEL}) and the server lists {len(models)} models"
         )
-    return str(models[0])
+    return models[0]
+
+
+class ClientArguments(OptionOverrides, total=False):
+    """``Client``'s keyword arguments, for the one-shot ``sot.ask`` and ``sot.stream``."""
+
+    base_url: str | Sequence[str] | None
+    model: str | None
+    api_key: str | None
+    backend: Backend | None
+    dialect: Dialect | None
+    gguf: str | None
+    llama_server: str | None
+    request_limit: int | None
 
 
 class AnswerStream:
@@ -106,9 +108,13 @@ class AnswerStream:
         # Leaving early cancels the answer's calls; after a complete answer there is nothing left to cancel.
         # The producer raises nothing (it keeps its SotError for the loop), so the block's own exception,
         # if any, is the only one: let it through as it is, not wrapped in an ExceptionGroup.
+        # The receiving end closes only after the producer's tasks are gone: a cancelled task still runs
+        # to its next checkpoint, and an event it emits on the way must not meet a closed stream.
         self._group.cancel_scope.cancel()
-        self._receive.close()
-        await self._group.__aexit__(None, None, None)
+        try:
+            await self._group.__aexit__(None, None, None)
+        finally:
+            self._receive.close()
         return None
 
 
@@ -130,7 +136,7 @@ class Client:
         gguf: str | None = None,
         llama_server: str | None = None,
         request_limit: int | None = None,
-        **options: Any,
+        **options: Unpack[OptionOverrides],
     ) -> None:
         self.options = Options().updated(**options)
         self._prompts = Prompts(self.options.prompts_dir)
@@ -148,6 +154,8 @@ class Client:
         # One bound on requests in flight across every answer of this client (batch runs).
         self._limiter = anyio.CapacityLimiter(request_limit) if request_limit else None
         if self.options.mode == "auto" and self.options.router == "learned":
+            from .router.learned import preload as preload_router
+
             preload_router()  # loads on a thread while the backend connects or starts
 
     def __repr__(self) -> str:
@@ -172,10 +180,19 @@ class Client:
 
     async def _make_backend(self) -> Backend:
         if self._base_urls:
-            model = self._model or await discover_model(self._base_urls[0], self._api_key)
             backends = [
-                OpenAICompatBackend(url, model, api_key=self._api_key, dialect=self._dialect) for url in self._base_urls
+                OpenAICompatBackend(url, self._model or "", api_key=self._api_key, dialect=self._dialect)
+                for url in self._base_urls
             ]
+            if not self._model:
+                try:
+                    model = await discover_model(backends[0], self.options.timeout)
+                except BaseException:
+                    for made in backends:
+                        await made.aclose()
+                    raise
+                for made in backends:
+                    made.model = model
             if len(backends) == 1:
                 backend: Backend = backends[0]
             else:
@@ -205,19 +222,19 @@ class Client:
             return make_router(self.options, None, self._prompts)
         return make_router(self.options, await self.backend(), self._prompts)
 
-    async def _orchestrator(self, overrides: dict[str, Any]) -> Orchestrator:
+    async def _orchestrator(self, overrides: OptionOverrides) -> Orchestrator:
         backend = await self.backend()  # first: starting the local backend may adjust options
         options = self.options.updated(**overrides)
         prompts = self._prompts if options.prompts_dir == self.options.prompts_dir else Prompts(options.prompts_dir)
         router = make_router(options, backend, prompts) if options.mode == "auto" else None
         return Orchestrator(backend, options, prompts, router, limiter=self._limiter)
 
-    async def ask(self, question: str, **overrides: Any) -> Answer:
+    async def ask(self, question: str, **overrides: Unpack[OptionOverrides]) -> Answer:
         """Answer `question`; keyword arguments override this client's options for this call."""
         orchestrator = await self._orchestrator(overrides)
         return await orchestrator.run(question)
 
-    def stream(self, question: str, **overrides: Any) -> AnswerStream:
+    def stream(self, question: str, **overrides: Unpack[OptionOverrides]) -> AnswerStream:
         """The answer's events as it forms (the last is ``AnswerDone``): ``async with client.stream(q) as events``.
 
         Keyword arguments override this client's options for this call. See ``AnswerStream``.
@@ -230,14 +247,14 @@ class Client:
             await resource.aclose()
 
 
-async def ask(question: str, **kwargs: Any) -> Answer:
+async def ask(question: str, **kwargs: Unpack[ClientArguments]) -> Answer:
     """One answer with a throwaway ``Client``; see ``Client`` for the keyword arguments."""
     async with Client(**kwargs) as client:
         return await client.ask(question)
 
 
 @asynccontextmanager
-async def stream(question: str, **kwargs: Any) -> AsyncIterator[AnswerStream]:
+async def stream(question: str, **kwargs: Unpack[ClientArguments]) -> AsyncIterator[AnswerStream]:
     """The events of one answer with a throwaway ``Client``: ``async with sot.stream(q, ...) as events``."""
     async with Client(**kwargs) as client, client.stream(question) as answer_events:
         yield answer_events

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from . import constants
 from .errors import ConfigurationError
@@ -46,6 +46,9 @@ class RetryPolicy:
     backoff_initial_s: float = constants.BACKOFF_INITIAL_S
     backoff_max_s: float = constants.BACKOFF_MAX_S
     jitter_s: float = constants.BACKOFF_JITTER_S
+    stall_timeout_s: float = constants.DEFAULT_STALL_TIMEOUT_S
+    # At the total deadline, return the text a still-producing stream had instead of failing.
+    keep_partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class Options:
     temperature: float | None = constants.DEFAULT_TEMPERATURE
     seed: int | None = None
     timeout: float = constants.DEFAULT_TIMEOUT_S
+    stall_timeout: float = constants.DEFAULT_STALL_TIMEOUT_S
     max_retries: int = constants.DEFAULT_MAX_RETRIES
     retry_after_cap: float = constants.RETRY_AFTER_CAP_S
     allow_partial: bool = False
@@ -88,6 +92,7 @@ class Options:
         if self.max_retries < 0:
             raise ConfigurationError("--max-retries must not be negative")
         check_number("--timeout", self.timeout, low=0.0, low_open=True)
+        check_number("--stall-timeout", self.stall_timeout, low=0.0, low_open=True)
         check_number("retry_after_cap", self.retry_after_cap, low=0.0)
         if self.temperature is not None:
             check_number("--temperature", self.temperature, low=0.0, high=2.0)
@@ -96,7 +101,13 @@ class Options:
 
     @property
     def retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(max_retries=self.max_retries, timeout_s=self.timeout, retry_after_cap_s=self.retry_after_cap)
+        return RetryPolicy(
+            max_retries=self.max_retries,
+            timeout_s=self.timeout,
+            retry_after_cap_s=self.retry_after_cap,
+            stall_timeout_s=self.stall_timeout,
+            keep_partial=self.allow_partial,
+        )
 
     def updated(self, **changes: Any) -> Options:
         known = {f.name for f in fields(self)}
@@ -104,3 +115,30 @@ class Options:
         if unknown:
             raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+class OptionOverrides(TypedDict, total=False):
+    """The keyword arguments that set ``Options`` (on ``Client``, ``ask`` and ``stream``), for type checkers.
+
+    Its keys are ``Options``' fields (a test keeps the two equal); ``None`` keeps the current value.
+    """
+
+    mode: str | None  # auto, sot or sequential (checked when Options is built, as CLI strings are)
+    max_points: int | None
+    max_point_chars: int | None
+    max_parallel: int | None
+    max_tokens: int | None
+    point_max_tokens: int | None
+    skeleton_max_tokens: int | None
+    temperature: float | None
+    seed: int | None
+    timeout: float | None
+    stall_timeout: float | None
+    max_retries: int | None
+    retry_after_cap: float | None
+    allow_partial: bool | None
+    pipeline: bool | None
+    constrain_skeleton: bool | None
+    skeleton_frequency_penalty: float | None
+    router: str | None  # learned, rules or llm
+    prompts_dir: str | None
