@@ -31,7 +31,8 @@ def number_of(request: SeenRequest) -> int:
 
 
 def faulty_server(fake, attempts: Counter[int], broken: dict[str, bool]):
-    """Every 10th prompt always gets a malformed chunk; others a 500, a cut stream or a reset once."""
+    """Prompts 3, 13, ... always get a chunk that is not JSON, 0, 10, ... one of the wrong shape; others a
+    wrong-shaped chunk, a 500, a cut stream or a reset once."""
     base = sot_script()
 
     def handler(request: SeenRequest) -> Reply:
@@ -39,6 +40,10 @@ def faulty_server(fake, attempts: Counter[int], broken: dict[str, bool]):
         attempts[n] += 1
         if broken["on"] and n % 10 == 3:
             return Reply("Half an answer", fault="malformed", fault_after=1)
+        if broken["on"] and n % 10 == 0:
+            return Reply(events=['data: {"choices": [{"index": 0, "delta": "hi"}]}\n\n', "data: [DONE]\n\n"])
+        if attempts[n] == 1 and n % 10 == 1:
+            return Reply(events=['data: {"choices": "abc"}\n\n', "data: [DONE]\n\n"])
         if attempts[n] == 1 and n % 10 == 5:
             return Reply(status=500)
         if attempts[n] == 1 and n % 10 == 7:
@@ -60,16 +65,16 @@ def test_a_100_prompt_batch_with_bad_responses_keeps_100_records_and_resume_fill
     args += ["--base-url", server.url, "--model", "m"]
     first = subprocess.run(batch_cli(*args), capture_output=True, text=True, timeout=300)
     assert first.returncode == constants.EXIT_SOME_FAILED, first.stderr
-    assert "Traceback" not in first.stderr and "10 failed" in first.stderr
+    assert "Traceback" not in first.stderr and "20 failed" in first.stderr
     kept = read_records(out)
     assert len(kept) == 100 and len({r["id"] for r in kept}) == 100
     failed = {r["id"]: r for r in kept if r["error"] is not None}
-    assert sorted(failed) == sorted(f"q{i}" for i in range(3, 100, 10))
+    assert sorted(failed) == sorted(f"q{i}" for i in range(100) if i % 10 in (0, 3))
     assert {r["error_type"] for r in failed.values()} == {"ProtocolError"}
     assert all("\n" not in r["error"] and r["error"] for r in failed.values())
     # Transient faults (500, cut, reset) were retried into answers.
     assert all(kept_record["text"] for kept_record in kept if kept_record["error"] is None)
-    assert all(attempts[n] == 2 for n in range(5, 100, 10))
+    assert all(attempts[n] == 2 for n in range(100) if n % 10 in (1, 5, 7, 9))
 
     broken["on"] = False
     second = subprocess.run(batch_cli(*args, "--resume"), capture_output=True, text=True, timeout=300)
@@ -77,7 +82,7 @@ def test_a_100_prompt_batch_with_bad_responses_keeps_100_records_and_resume_fill
     final = read_records(out)
     assert len(final) == 100 and len({r["id"] for r in final}) == 100
     assert all(r["error"] is None for r in final)
-    assert "10 answered (0 failed), 90 already done" in second.stderr
+    assert "20 answered (0 failed), 80 already done" in second.stderr
 
 
 @pytest.mark.anyio
