@@ -13,6 +13,7 @@ import typer
 from . import _logging, constants
 from .client import Client
 from .errors import ConfigurationError, SotError
+from .options import check_number
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -55,6 +56,16 @@ def fail(exc: BaseException, debug: bool, as_json: bool = False) -> None:
     raise typer.Exit(code)
 
 
+def warn_ignored_model(client: Client, model: str | None) -> None:
+    """The embedded backend serves its own model: a --model there would be silently ignored, so say so."""
+    if model and model != constants.LOCAL_MODEL_NAME and client.uses_local_backend:
+        typer.echo(
+            f"sot: warning: --model {model!r} is ignored by the embedded local backend "
+            "(give --base-url for a server that has it, or --gguf FILE for another local model)",
+            err=True,
+        )
+
+
 def read_question(question: str) -> str:
     if question == "-":
         try:
@@ -76,6 +87,7 @@ BaseUrl = Annotated[
     list[str] | None,
     typer.Option(
         "--base-url",
+        metavar="<url>",
         envvar=constants.ENV_BASE_URL,
         help="OpenAI-compatible endpoint; repeat it to spread calls over several servers.",
     ),
@@ -134,7 +146,7 @@ Debug = Annotated[
 
 def _dialect(value: str) -> Any:
     if value not in ("openai", "llama.cpp", "vllm"):
-        raise ConfigurationError(f"dialect must be openai, llama.cpp or vllm, not {value!r}")
+        raise ConfigurationError(f"--dialect must be openai, llama.cpp or vllm, not {value!r}")
     return value
 
 
@@ -192,6 +204,7 @@ def ask(
             gguf=gguf,
             llama_server=llama_server,
         )
+        warn_ignored_model(client, model)
         answer = anyio.run(_ask, client, text, as_json, stream)
     except KeyboardInterrupt:
         typer.echo("sot: interrupted", err=True)
@@ -249,6 +262,8 @@ def route_command(
 
     async def run() -> None:
         async with Client(base_url=base_url, model=model, api_key=api_key, router=router) as client:
+            if threshold is not None:
+                check_number("--threshold", threshold, low=0.0, high=1.0)
             if threshold is not None and router != "learned":
                 raise ConfigurationError("--threshold applies to --router learned only")
             decide = LearnedRouter(threshold) if threshold is not None else await client.router()
@@ -319,7 +334,7 @@ def serve(
                 return
             anyio.run(serve_forever, config)
         else:
-            raise ConfigurationError(f"backend must be llama.cpp or vllm, not {backend!r}")
+            raise ConfigurationError(f"--backend must be llama.cpp or vllm, not {backend!r}")
     except KeyboardInterrupt:
         typer.echo("sot: server stopped", err=True)
         raise typer.Exit(130) from None
@@ -327,7 +342,27 @@ def serve(
         fail(exc, debug)
 
 
+def _plain_metavars(command: Any) -> None:
+    """Flags take no value, so their help shows none (typer would print `<bool>`)."""
+    for sub in getattr(command, "commands", {}).values():
+        _plain_metavars(sub)
+    for param in command.params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    make_help_option = command.get_help_option
+
+    def help_option(ctx: Any) -> Any:
+        option = make_help_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = help_option
+
+
 def main() -> None:
     from . import cli_batch, cli_proxy  # noqa: F401  (register batch, report, judge and proxy)
 
-    app()
+    command = typer.main.get_command(app)
+    _plain_metavars(command)
+    command()

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from . import constants
+from ._sanitize import sanitize
 from .backends.openai_compat import OpenAICompatBackend
+from .batch._atomic import atomic_write
 from .batch.chart import speedup_chart
 from .batch.inputs import read_prompts
-from .batch.judge import Judge, run_judge, win_rates
-from .batch.records import read_records
-from .batch.report import Report, build_report, markdown
+from .batch.judge import Judge, JudgeSummary, run_judge, win_rates
+from .batch.records import load_records, read_records
+from .batch.report import Report, build_report, markdown, record_problem
 from .batch.runner import parse_modes, run_batch
 from .cli import (
     ApiKey,
@@ -38,6 +42,7 @@ from .cli import (
     _dialect,
     app,
     fail,
+    warn_ignored_model,
 )
 from .client import Client
 from .errors import ConfigurationError, SotError
@@ -97,6 +102,7 @@ def batch(
             pipeline=pipeline,
             router=router,
         )
+        warn_ignored_model(client, model)
 
         async def run() -> None:
             async with client:
@@ -112,11 +118,11 @@ def batch(
                 )
             typer.echo(
                 f"sot: {summary.done} answered ({summary.failed} failed), {summary.skipped} already done; "
-                f"results in {out}",
+                f"results in {out}" + (" (--resume re-runs the failed ones)" if summary.failed else ""),
                 err=True,
             )
             if summary.failed:
-                raise typer.Exit(1)
+                raise typer.Exit(constants.EXIT_SOME_FAILED)
 
         anyio.run(run)
     except KeyboardInterrupt:
@@ -124,6 +130,11 @@ def batch(
         raise typer.Exit(130) from None
     except SotError as exc:
         fail(exc, debug)
+
+
+def _cell(value: object) -> Text:
+    """Data as an inert table cell: no rich markup, no control characters."""
+    return Text(sanitize(str(value)))
 
 
 def _table(report: Report) -> Table:
@@ -134,14 +145,49 @@ def _table(report: Report) -> Table:
         for mode, s in report.stats[category].items():
             cells = [s.median_s, s.p90_s, s.median_ttft_s]
             table.add_row(
-                category,
-                mode,
+                _cell(category),
+                _cell(mode),
                 str(s.answered),
                 str(s.failed),
                 *("–" if v is None else f"{v:.2f}" for v in cells),
                 "–" if s.median_tokens is None else f"{s.median_tokens:.0f}",
             )
     return table
+
+
+def _paired_table(report: Report) -> Table:
+    paired = Table(title="paired speed-up: sequential latency / SoT latency (> 1: SoT faster)")
+    for column in ("category", "vs", "pairs", "median", "geo. mean", "token overhead"):
+        paired.add_column(column, justify="left" if column in ("category", "vs") else "right")
+    for category in report.categories:
+        for p in report.paired[category]:
+            overhead = "–" if p.token_overhead is None else f"{p.token_overhead:+.0%}"
+            paired.add_row(
+                _cell(category), p.against, str(p.pairs), f"{p.median_speedup:.2f}", f"{p.geomean_speedup:.2f}", overhead
+            )
+    return paired
+
+
+def _usable_records(results: Path) -> list[dict[str, Any]]:
+    """The records a report can count; what it cannot is named in one warning line, never a traceback."""
+    loaded = load_records(results)
+    usable, problems = [], Counter[str]()
+    for record in loaded.records:
+        problem = record_problem(record)
+        if problem is None:
+            usable.append(record)
+        else:
+            problems[problem] += 1
+    if loaded.bad_lines:
+        shown = ", ".join(map(str, loaded.bad_lines[:5])) + (", …" if len(loaded.bad_lines) > 5 else "")
+        problems[f"not a JSON record with id and mode (line {shown})"] += len(loaded.bad_lines)
+    if problems:
+        skipped = sum(problems.values())
+        detail = "; ".join(f"{n}: {why}" for why, n in problems.most_common())
+        typer.echo(f"sot: warning: {skipped} line(s) of {results.name} skipped ({detail})", err=True)
+    if not usable:
+        raise ConfigurationError(f"no usable records in {results.name}")
+    return usable
 
 
 @app.command()
@@ -153,34 +199,22 @@ def report(
     debug: Debug = False,
 ) -> None:
     """Median and p90 latency, TTFT, tokens, paired speed-up and failures, per category and overall."""
+    md = md or results.with_suffix(".report.md")
+    chart = chart or results.with_suffix(".report.html")
     try:
-        records = read_records(results)
-        if not records:
-            raise ConfigurationError(f"no records in {results.name}")
-        figures = build_report(records)
+        figures = build_report(_usable_records(results))
+        atomic_write(md, markdown(figures, results.name).encode("utf-8"))
+        atomic_write(chart, speedup_chart(figures, f"SoT speed-up: {results.name}").encode("utf-8"))
     except SotError as exc:
         fail(exc, debug)
         return
-    md = md or results.with_suffix(".report.md")
-    chart = chart or results.with_suffix(".report.html")
-    md.write_text(markdown(figures, results.name), encoding="utf-8")
-    chart.write_text(speedup_chart(figures, f"SoT speed-up: {results.name}"), encoding="utf-8")
     if as_json:
         typer.echo(json.dumps(figures.to_dict()))
         return
-    console = Console()
+    console = Console(highlight=False)
     console.print(_table(figures))
-    paired = Table(title="paired speed-up: sequential latency / SoT latency (> 1: SoT faster)")
-    for column in ("category", "vs", "pairs", "median", "geo. mean", "token overhead"):
-        paired.add_column(column, justify="left" if column in ("category", "vs") else "right")
-    for category in figures.categories:
-        for p in figures.paired[category]:
-            overhead = "–" if p.token_overhead is None else f"{p.token_overhead:+.0%}"
-            paired.add_row(
-                category, p.against, str(p.pairs), f"{p.median_speedup:.2f}", f"{p.geomean_speedup:.2f}", overhead
-            )
-    console.print(paired)
-    console.print(f"Markdown: {md}   chart: {chart}")
+    console.print(_paired_table(figures))
+    console.print(_cell(f"Markdown: {md}   chart: {chart}"))
 
 
 @app.command()
@@ -200,26 +234,39 @@ def judge(
     """Judge SoT against sequential answers pairwise, both orders; print net win rate per category."""
     out = out or results.with_suffix(".judge.jsonl")
 
-    async def run() -> None:
+    async def run() -> JudgeSummary:
         backend = OpenAICompatBackend(judge_base_url, judge_model, api_key=judge_api_key)
         try:
-            summary = await run_judge(
+            return await run_judge(
                 Judge(backend, Prompts()), results, out, concurrency=concurrency, resume=resume, overwrite=overwrite
             )
         finally:
             await backend.aclose()
-        table = Table(title=f"SoT vs sequential, judged by {judge_model} (both orders; disagreement = tie)")
-        for column in ("category", "judged", "SoT wins", "sequential wins", "ties", "net win rate"):
-            table.add_column(column, justify="left" if column == "category" else "right")
-        for category, row in win_rates(read_records(out)).items():
-            counts = (row["judged"], row["sot"], row["sequential"], row["tie"])
-            table.add_row(category, *(f"{v:.0f}" for v in counts), f"{row['net_win_rate']:+.2f}")
-        Console().print(table)
-        typer.echo(
-            f"sot: judged {summary.judged} pair(s), {summary.failed} failed, {summary.skipped} already done", err=True
-        )
 
     try:
-        anyio.run(run)
+        summary = anyio.run(run)
     except SotError as exc:
         fail(exc, debug)
+        return
+    table = Table(title=_cell(f"SoT vs sequential, judged by {judge_model} (both orders; disagreement = tie)"))
+    for column in ("category", "judged", "SoT wins", "sequential wins", "ties", "unparsed", "net win rate"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for category, row in win_rates(read_records(out)).items():
+        counts = (row["judged"], row["sot"], row["sequential"], row["tie"], row["unparsed"])
+        table.add_row(_cell(category), *(f"{v:.0f}" for v in counts), f"{row['net_win_rate']:+.2f}")
+    Console(highlight=False).print(table)
+    typer.echo(
+        f"sot: judged {summary.judged} pair(s): {summary.failed} failed, {summary.unparsed} without a readable "
+        f"verdict (not counted as ties); {summary.skipped} already done",
+        err=True,
+    )
+    if summary.all_failed:
+        typer.echo(
+            f"sot: error: every judgement failed ({summary.failed} errors, {summary.unparsed} without a readable "
+            "verdict): check --judge-base-url and --judge-model",
+            err=True,
+        )
+        raise typer.Exit(constants.EXIT_SOME_FAILED)
+    if summary.failed:
+        typer.echo("sot: some judgements failed: --resume re-runs them", err=True)
+        raise typer.Exit(constants.EXIT_SOME_FAILED)

@@ -94,3 +94,11 @@ PROXY_MAX_CLIENTS: Final = 32  # (model, client key) pairs with a connection poo
 PROXY_MODEL_SUFFIXES: Final = {"+sot": "sot", "+seq": "sequential", "+sequential": "sequential", "+auto": "auto"}
 PROXY_LATENCY_BUCKETS_S: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 ENV_PROXY_API_KEY: Final = "SOT_PROXY_API_KEY"
+
+# Batch, report and judge
+# Exit code of a run that finished but where some records failed (each failure is its record).
+EXIT_SOME_FAILED: Final = 11
+# A template that runs longer or builds text larger than this is stopped (--prompts DIR is user code).
+TEMPLATE_RENDER_TIMEOUT_S: Final = 2.0
+TEMPLATE_MAX_CHARS: Final = 4_000_000
+TEMPLATE_MAX_RANGE: Final = 100_000

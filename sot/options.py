@@ -12,6 +12,30 @@ from .errors import ConfigurationError
 RequestedMode = Literal["auto", "sot", "sequential"]
 
 
+def flag(name: str) -> str:
+    """An option's name as the command line spells it (``max_points`` -> ``--max-points``)."""
+    return "--" + name.replace("_", "-")
+
+
+def check_number(
+    label: str, value: float, *, low: float | None = None, high: float | None = None, low_open: bool = False
+) -> float:
+    """`value` if it is a finite number within bounds; else a one-line ConfigurationError naming the option
+    by `label` (``--timeout`` for a command-line option).
+
+    NaN and infinities are refused everywhere: they pass comparisons silently (NaN) or turn deadlines
+    into never (inf).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigurationError(f"{label} must be a finite number, not {value!r}")
+    if low is not None and (value <= low if low_open else value < low):
+        bound = f"greater than {low:g}" if low_open else f"at least {low:g}"
+        raise ConfigurationError(f"{label} must be {bound}, not {value:g}")
+    if high is not None and value > high:
+        raise ConfigurationError(f"{label} must be at most {high:g}, not {value:g}")
+    return value
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How the one retry loop retries a call: attempts, per-attempt deadline, backoff."""
@@ -54,22 +78,26 @@ class Options:
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "sot", "sequential"):
-            raise ConfigurationError(f"mode must be auto, sot or sequential, not {self.mode!r}")
+            raise ConfigurationError(f"--mode must be auto, sot or sequential, not {self.mode!r}")
         if self.router not in constants.ROUTERS:
-            raise ConfigurationError(f"router must be one of {', '.join(constants.ROUTERS)}, not {self.router!r}")
-        for name in ("max_points", "max_parallel", "max_tokens", "point_max_tokens", "skeleton_max_tokens"):
+            raise ConfigurationError(f"--router must be one of {', '.join(constants.ROUTERS)}, not {self.router!r}")
+        for name in ("max_parallel", "max_tokens", "point_max_tokens"):
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"{flag(name)} must be at least 1")
+        for name in ("skeleton_max_tokens", "max_point_chars"):  # Python-only options
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{name} must be at least 1")
         if self.max_points < constants.MIN_POINTS:
-            raise ConfigurationError(f"max_points must be at least {constants.MIN_POINTS}")
-        for name in ("timeout", "stall_timeout"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise ConfigurationError(f"{name.replace('_', '-')} must be a positive number of seconds")
+            raise ConfigurationError(f"--max-points must be at least {constants.MIN_POINTS}")
         if self.max_retries < 0:
-            raise ConfigurationError("max_retries must not be negative")
-        if self.temperature is not None and not 0 <= self.temperature <= 2:
-            raise ConfigurationError("temperature must be between 0 and 2")
+            raise ConfigurationError("--max-retries must not be negative")
+        check_number("--timeout", self.timeout, low=0.0, low_open=True)
+        check_number("--stall-timeout", self.stall_timeout, low=0.0, low_open=True)
+        check_number("retry_after_cap", self.retry_after_cap, low=0.0)
+        if self.temperature is not None:
+            check_number("--temperature", self.temperature, low=0.0, high=2.0)
+        if self.skeleton_frequency_penalty is not None:
+            check_number("skeleton_frequency_penalty", self.skeleton_frequency_penalty, low=-2.0, high=2.0)
 
     @property
     def retry_policy(self) -> RetryPolicy:

@@ -12,9 +12,9 @@ from importlib import resources
 from pathlib import Path
 
 import jinja2
-from jinja2.sandbox import SandboxedEnvironment
 
 from ._shape import SkeletonShape
+from ._template_limits import LimitedSandbox
 from .errors import ConfigurationError, TemplateError
 
 SKELETON = "skeleton.j2"
@@ -71,7 +71,7 @@ class Prompts:
             if not path.is_dir():
                 raise ConfigurationError(f"prompt directory not found: {path.name}")
             searchpath.insert(0, str(path))
-        self._env = SandboxedEnvironment(
+        self._env = LimitedSandbox(
             loader=jinja2.FileSystemLoader(searchpath),
             undefined=jinja2.StrictUndefined,
             autoescape=False,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from sot import constants
 from sot.batch.inputs import read_prompts
 from sot.batch.records import read_records
 from sot.errors import ConfigurationError
@@ -92,8 +93,10 @@ def test_failed_records_are_rerun_on_resume(fake, tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     args = [str(prompts), "--out", str(out), "--modes", "sequential", "--base-url", server.url, "--model", "m"]
     first = subprocess.run(batch_cli(*args), capture_output=True, text=True)
-    assert first.returncode == 1
-    assert [r["id"] for r in read_records(out) if r["error"]] == ["q3"]
+    assert first.returncode == constants.EXIT_SOME_FAILED
+    failed = [r for r in read_records(out) if r["error"]]
+    assert [(r["id"], r["error_type"]) for r in failed] == [("q3", "BadRequestError")]
+    assert "400" in failed[0]["error"] and "\n" not in failed[0]["error"]
     refused = subprocess.run(batch_cli(*args), capture_output=True, text=True)
     assert refused.returncode != 0 and "--resume" in refused.stderr
     broken["on"] = False

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -132,3 +134,126 @@ def test_json_failures_are_one_json_object_and_bad_stdin_is_named(fake) -> None:
     )
     assert latin1.returncode == sot.ConfigurationError.exit_code
     assert b"not UTF-8" in latin1.stderr and len(server.requests) == 1
+
+
+def _in_process(*args: str):
+    from typer.testing import CliRunner
+
+    from sot import cli_batch  # noqa: F401  (registers batch, report and judge)
+    from sot.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "value"),
+    [
+        ("ask", "--timeout", "nan"),
+        ("ask", "--timeout", "inf"),
+        ("ask", "--timeout", "-1"),
+        ("ask", "--temperature", "nan"),
+        ("ask", "--temperature", "3"),
+        ("batch", "--timeout", "nan"),
+        ("batch", "--temperature", "-inf"),
+        ("route", "--threshold", "nan"),
+        ("route", "--threshold", "1.5"),
+    ],
+)
+def test_float_options_reject_nan_inf_and_out_of_range(tmp_path, command: str, option: str, value: str) -> None:
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("one question\n")
+    head = {"ask": ["ask", "hi"], "batch": ["batch", str(prompts), "--out", str(tmp_path / "r.jsonl")]}
+    args = [*head.get(command, ["route", "hi"]), "--base-url", "http://127.0.0.1:9/v1", "--model", "m", option, value]
+    result = _in_process(*args)
+    assert result.exit_code == sot.ConfigurationError.exit_code, result.output
+    assert result.output.strip().count("\n") == 0 and result.output.startswith(f"sot: error: {option} must be")
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_batch_on_an_empty_file_fails(tmp_path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    result = _in_process("batch", str(empty), "--out", str(tmp_path / "r.jsonl"), "--base-url", "http://127.0.0.1:9/v1")
+    assert result.exit_code == sot.ConfigurationError.exit_code
+    assert "empty.jsonl has no prompts" in result.output
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{% for i in range(10**8) %}x{% endfor %}",
+        "{{ 'x' * 10**9 }}",
+        "{{ '{:>1000000000}'.format(question) }}",
+        "{{ question|center(10**9) }}",
+        "{% set ns = namespace(s=question) %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}",
+        "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
+        "{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}",
+        "{{ 1 / 0 }}",
+    ],
+)
+def test_prompt_templates_that_hang_or_allocate_are_stopped_in_one_line(fake, tmp_path, template: str) -> None:
+    server = fake(sot_script())
+    (tmp_path / "sequential.j2").write_text(template)
+    args = ["ask", "--mode", "sequential", "--prompts", str(tmp_path), "--base-url", server.url, "--model", "m", "hi"]
+    result = _in_process(*args)
+    assert result.exit_code == sot.TemplateError.exit_code, result.output
+    assert result.output.strip().count("\n") == 0 and "prompt template sequential.j2 failed" in result.output
+    assert server.requests == []
+
+
+def test_batch_progress_goes_to_stderr_never_stdout(fake, tmp_path) -> None:
+    server = fake(sot_script())
+    prompts = tmp_path / "p.txt"
+    prompts.write_text("one\ntwo\n")
+    out = tmp_path / "r.jsonl"
+    result = run_cli("batch", str(prompts), "--out", str(out), "--modes", "sequential", "--base-url", server.url)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and "2 answered" in result.stderr
+
+
+def test_an_ignored_model_on_the_local_backend_is_named(monkeypatch, capsys) -> None:
+    from sot.cli import warn_ignored_model
+
+    monkeypatch.delenv("SOT_BASE_URL", raising=False)
+    warn_ignored_model(sot.Client(mode="sequential"), "gpt-4o")
+    warn_ignored_model(sot.Client(base_url="http://127.0.0.1:9/v1", mode="sequential"), "gpt-4o")
+    warn_ignored_model(sot.Client(mode="sequential"), None)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--model 'gpt-4o' is ignored by the embedded local backend" in err
+
+
+def test_help_shows_no_python_types() -> None:
+    shown_for: dict[str, str] = {}
+    for command in ("ask", "batch", "judge", "report", "route", "serve"):
+        shown = subprocess.run(
+            [sys.executable, "-m", "sot", command, "--help"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "200"},
+            timeout=60,
+        )
+        assert shown.returncode == 0
+        assert "<bool>" not in shown.stdout and "<list" not in shown.stdout, command
+        shown_for[command] = shown.stdout
+    assert "--base-url" in shown_for["ask"] and "<url>" in shown_for["ask"]
+
+
+def test_the_readme_python_example_runs_as_written_and_streams_readably(fake, tmp_path) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("## Python\n", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "localhost" not in code
+    server = fake(sot_script(["Clear names", "Stable versions", "Good errors"]))
+    # The example uses the embedded backend; $SOT_BASE_URL points the same code at the test server.
+    env = {**os.environ, "SOT_BASE_URL": server.url, "SOT_MODEL": "m"}
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()  # the streamed answer comes last, one point per line
+    assert lines[-3:] == [
+        "1. Clear names: Details on Clear names for point 1.",
+        "2. Stable versions: Details on Stable versions for point 2.",
+        "3. Good errors: Details on Good errors for point 3.",
+    ]

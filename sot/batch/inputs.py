@@ -39,6 +39,8 @@ def read_prompts(path: str | Path, *, turn: int = 0) -> list[Prompt]:
     except OSError as exc:
         raise ConfigurationError(f"cannot read {source.name}: {exc.strerror}") from None
     prompts = list(_parse(lines, source.suffix.lower() in (".jsonl", ".json", ".ndjson"), turn))
+    if not prompts:
+        raise ConfigurationError(f"{source.name} has no prompts: nothing to answer")
     seen: set[str] = set()
     for prompt in prompts:
         if prompt.id in seen:
@@ -58,6 +60,8 @@ def _parse(lines: list[str], jsonl: bool, turn: int) -> Iterator[Prompt]:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ConfigurationError(f"row {number}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise ConfigurationError(f"row {number}: needs a JSON object with question, prompt or turns")
             yield _from_row(row, number, turn)
         else:
             yield Prompt(str(number), line.strip())

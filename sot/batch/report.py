@@ -8,6 +8,7 @@ median and geometric mean over prompts with both answers.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -99,6 +100,29 @@ def _paired(by_mode: dict[str, dict[str, dict[str, Any]]], against: str) -> Pair
     )
 
 
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def record_problem(record: dict[str, Any]) -> str | None:
+    """Why a (hand-edited) record cannot be counted, or None when it can."""
+    category = record.get("category")
+    if category is not None and not isinstance(category, str | int):
+        return "category is not text"
+    if record.get("error") is not None:
+        return None
+    timings, usage = record.get("timings"), record.get("usage")
+    if not isinstance(timings, dict) or not _number(timings.get("total_s")) or timings["total_s"] <= 0:
+        return "timings.total_s is missing or not a positive number"
+    first = timings.get("first_token_s")
+    if first is not None and not _number(first):
+        return "timings.first_token_s is not a number"
+    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+        return "usage.completion_tokens is missing or not a whole number"
+    return None
+
+
 def build_report(records: list[dict[str, Any]]) -> Report:
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
@@ -125,14 +149,24 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+# Markdown's punctuation (and what renderers add: autolinks, math, footnotes), each backslash-escaped.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:/$^=])")
+
+
+def md_text(value: object) -> str:
+    """Data as literal Markdown text in one table cell: punctuation escaped, HTML inert, one line."""
+    flat = _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+    return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def markdown(report: Report, source: str) -> str:
-    lines = [f"# SoT batch report: {source}", ""]
+    lines = [f"# SoT batch report: {md_text(source)}", ""]
     lines += ["| category | mode | answered | failed | median s | p90 s | median TTFT s | median tokens |"]
     lines += ["|---|---|---|---|---|---|---|---|"]
     for c in report.categories:
         for m, s in report.stats[c].items():
             lines.append(
-                f"| {c} | {m} | {s.answered} | {s.failed} | {_fmt(s.median_s)} | {_fmt(s.p90_s)} "
+                f"| {md_text(c)} | {md_text(m)} | {s.answered} | {s.failed} | {_fmt(s.median_s)} | {_fmt(s.p90_s)} "
                 f"| {_fmt(s.median_ttft_s)} | {_fmt(s.median_tokens, 0)} |"
             )
     lines += ["", "Paired speed-up, sequential latency / SoT latency per prompt (> 1: SoT faster):", ""]
@@ -140,7 +174,6 @@ def markdown(report: Report, source: str) -> str:
     for c in report.categories:
         for p in report.paired[c]:
             overhead = "–" if p.token_overhead is None else f"{p.token_overhead:+.0%}"
-            lines.append(
-                f"| {c} | {p.against} | {p.pairs} | {_fmt(p.median_speedup)} | {_fmt(p.geomean_speedup)} | {overhead} |"
-            )
+            figures = f"{p.pairs} | {_fmt(p.median_speedup)} | {_fmt(p.geomean_speedup)} | {overhead}"
+            lines.append(f"| {md_text(c)} | {p.against} | {figures} |")
     return "\n".join(lines) + "\n"

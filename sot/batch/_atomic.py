@@ -1,0 +1,57 @@
+"""Writing files without losing what is there: one write function, atomic replacement, one-line errors.
+
+Every byte the batch commands put on disk goes through ``write_all``. A file that is replaced
+(a resumed results file, a report) is written to a temporary file beside it, fsynced and renamed
+over the original, so a crash or a full disk leaves either the old file or the new one, never a
+mix; the temporary file is removed on every path.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import ConfigurationError
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (``os.write`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def write_error(path: Path, exc: OSError) -> ConfigurationError:
+    """An OSError met while writing `path`, as one line that says what to do."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        fix = "the disk is full: free some space, then run the same command with --resume"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "no permission to write there: choose another --out"
+    else:
+        fix = exc.strerror or type(exc).__name__
+    return ConfigurationError(f"cannot write {path.name}: {fix} (records already on disk are kept)")
+
+
+def atomic_write(path: str | Path, data: bytes) -> None:
+    """Replace `path` with `data` all at once; on any failure the old file stays and no temporary is left."""
+    target = Path(path)
+    temporary: str | None = None
+    try:
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            os.fchmod(fd, mode)
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, target)
+        temporary = None
+    except OSError as exc:
+        raise write_error(target, exc) from None
+    finally:
+        if temporary is not None and os.path.exists(temporary):
+            os.unlink(temporary)
