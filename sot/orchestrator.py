@@ -67,6 +67,15 @@ _BRACKETED = re.compile(r"\[([^\[\]\n]{0,200})\]")
 _PHRASE = re.compile(r"[^\W\d_]+(?:[ '’-][^\W\d_]+){0,7}")
 _SENTENCE = re.compile(r"[^.!?:\n]*(?:[.!?:]+|$)\s*")
 _WORDS = re.compile(r"\w+")
+# The model talking about the task instead of doing it: "The first and third paragraphs in your answer,
+# one to three sentences, should ...", "Your question brings together the main points of the answer."
+_META = re.compile(
+    r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
+        \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
+      | \b(?:paragraphs?|sentences?)\b[^.!?]{0,80}?\b(?:your|the|this)\s+(?:answer|response)\b
+      | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
 _PROMPT_LINE = re.compile(r"^[ \t]*(?:question|point[ \t]*\d*|the answer has these parts)[ \t]*:.*$", re.I | re.M)
 
 
@@ -123,7 +132,7 @@ def tidy_expansion(
     # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
     text = _PROMPT_LINE.sub("", text)
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
-    kept = [s for s in sentences if not _echoes(s, instructions or [])]
+    kept = [s for s in sentences if not _echoes(s, instructions or []) and not _META.search(s)]
     # A closing lead-in ("Here are some tips:") announces what never came: the stop cut it off.
     while kept and kept[-1].rstrip().endswith(":"):
         kept.pop()

@@ -30,7 +30,16 @@ CASES = [
     ("Answer: Names say what things do.", 2, "Names say what things do."),
     ("Know the mission.\nQuestion: How can I prepare for a job interview?", 2, "Know the mission."),
     ("Water less often. [This is a helpful tip about keeping plants alive in a", 2, "Water less often."),
+    # Seen after the first fixes: the model paraphrasing its instructions or describing the answer.
+    (
+        "The first and third paragraphs in your answer, one to three sentences, should not contain any extra"
+        " information. Plan the week on Sunday.",
+        2,
+        "Plan the week on Sunday.",
+    ),
+    ("Your question brings together the main points of the answer.", 1, ""),
     # Content that only looks similar stays as it is.
+    ("Short sentences make an answer easy to read.", 2, "Short sentences make an answer easy to read."),
     ("Clear naming helps readers.", 2, "Clear naming helps readers."),
     ("Use arrays like [1, 2] in code.", 2, "Use arrays like [1, 2] in code."),
     ("Apps help. [Digital tools] can assist.", 2, "Apps help. Digital tools can assist."),
