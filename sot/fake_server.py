@@ -40,13 +40,14 @@ class Reply:
     text: str = ""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    error_body: dict[str, Any] | None = None
+    error_body: Any = None  # the JSON error body: an object, or an array as some providers send
     first_delay: float = 0.0
     token_delay: float = 0.0
     fault: Fault | None = None
     fault_after: int = 0  # chunks sent before the fault
     finish_reason: bool = True  # False: end with [DONE] alone, as some servers do
     stream: bool = True  # False: answer with one JSON completion even when asked to stream
+    sse: list[str] | None = None  # raw SSE blocks sent as they are, instead of chunks made from `text`
 
 
 @dataclass
@@ -288,6 +289,11 @@ class FakeServer:
 
         if reply.first_delay:
             await anyio.sleep(reply.first_delay)
+        if reply.sse is not None:  # a provider's own stream shape (sot/fake_providers.py)
+            for block in reply.sse:
+                await stream.send(b"%x\r\n%s\r\n" % (len(block.encode()), block.encode()))
+            await stream.send(b"0\r\n\r\n")
+            return True
         words = _words(reply.text)
         for sent, word in enumerate(words):
             if reply.fault and sent == reply.fault_after:
