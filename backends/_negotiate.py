@@ -174,8 +174,11 @@ def find_refusals(status: int, body: Any, sent: Mapping[str, Any]) -> list[Refus
         if isinstance(param, str) and (code in _REFUSAL_CODES or _REFUSAL_WORDS.search(message)):
             add(_top_level(param, sent), code == "unsupported_value" or "unsupported value" in message.lower())
         loc = item.get("loc")
-        if isinstance(loc, list) and len(loc) > 1 and loc[0] == "body" and (
-            code == "extra_forbidden" or _REFUSAL_WORDS.search(message)
+        if (
+            isinstance(loc, list)
+            and len(loc) > 1
+            and loc[0] == "body"
+            and (code == "extra_forbidden" or _REFUSAL_WORDS.search(message))
         ):
             add(_top_level(".".join(str(part) for part in loc[1:]), sent))
     return list(found.values())

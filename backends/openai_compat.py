@@ -31,6 +31,8 @@ from sot.errors import (
 )
 from sot.result import Usage
 
+from ._negotiate import ClientStop, Negotiator
+from ._reasoning import ReasoningSplitter
 from .base import ChatChunk, ChatRequest
 
 Dialect = Literal["openai", "llama.cpp", "vllm"]
@@ -116,10 +118,13 @@ def _usage(raw: Any) -> Usage | None:
         return None
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    completion_details = raw.get("completion_tokens_details")
+    thought = completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else None
     return Usage(
         prompt_tokens=int(raw.get("prompt_tokens") or 0),
         completion_tokens=int(raw.get("completion_tokens") or 0),
         cached_tokens=int(cached or 0),
+        reasoning_tokens=int(thought or 0),
     )
 
 
@@ -157,10 +162,11 @@ def _parse_event(line: str, secret: str | None) -> ChatChunk | None:
     choice = choices[0]
     delta = choice.get("delta") or {}
     text = delta.get("content") or ""
+    reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
     finish = choice.get("finish_reason")
-    if not (text or finish or usage is not None):
+    if not (text or reasoning or finish or usage is not None):
         return None
-    return ChatChunk(text=text, finish_reason=finish, usage=usage)
+    return ChatChunk(text=text, finish_reason=finish, usage=usage, reasoning=str(reasoning))
 
 
 class OpenAICompatBackend:
@@ -178,6 +184,7 @@ class OpenAICompatBackend:
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
+        self.negotiator = Negotiator(base_url, model)  # what this server accepts, learned per process
         self.dialect: Dialect = dialect
         self.name = name or ("openai-compatible" if dialect == "openai" else dialect)
         self._secret = api_key
@@ -211,11 +218,23 @@ class OpenAICompatBackend:
             return {"structured_outputs": {"regex": constraint.regex}}
         return {}
 
+    def _reasoning_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The documented knobs that turn thinking down; whatever a server refuses is negotiated away."""
+        if request.reasoning == "low":
+            return {"reasoning_effort": "low"}
+        if request.reasoning != "off":
+            return {}
+        off: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}  # vLLM, SGLang, llama.cpp
+        if self.dialect == "openai":
+            off.update(reasoning_effort="none", think=False)  # OpenAI (stepped down as refused), Ollama
+        return off
+
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The extra, non-standard fields this request sends (public for tests and dry runs)."""
-        return {**self._extra_body, **self._constraint_body(request)}
+        return {**self._extra_body, **self._reasoning_body(request), **self._constraint_body(request)}
 
-    async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+    def full_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The whole request body before negotiation."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
@@ -231,9 +250,19 @@ class OpenAICompatBackend:
             kwargs["stop"] = list(request.stop)
         if request.frequency_penalty is not None:
             kwargs["frequency_penalty"] = request.frequency_penalty
-        extra = self.request_body(request)
-        if extra:
-            kwargs["extra_body"] = extra
+        return {**kwargs, **self.request_body(request)}
+
+    async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+        original = self.full_body(request)
+        prepared = self.negotiator.prepare(original)
+        body = dict(prepared.body)
+        # The SDK takes the standard core as arguments and sends the rest as it is.
+        kwargs = {name: body.pop(name) for name in ("model", "messages", "stream")}
+        kwargs["extra_body"] = body
+        splitter = ReasoningSplitter()
+        client_stop = ClientStop(prepared.client_stop)
+        if prepared.adaptations:
+            yield ChatChunk(adaptations=prepared.adaptations)
         finished = False
         try:
             # The SDK builds the request and raises per status; we read the SSE body ourselves, to its
@@ -242,7 +271,11 @@ class OpenAICompatBackend:
             async with self._create(**kwargs) as response:
                 if response.headers.get("content-type", "").startswith("application/json"):
                     # A server that ignores stream=true answers with one completion object.
-                    yield _parse_completion(json.loads(await response.read()))
+                    whole = _parse_completion(json.loads(await response.read()))
+                    answer, thought = splitter.feed(whole.text)
+                    rest, more = splitter.finish()
+                    text = client_stop.feed(answer + rest) + client_stop.flush()
+                    yield ChatChunk(text, whole.finish_reason, whole.usage, thought + more)
                     return
                 async for line in response.iter_lines():
                     if line.startswith("data:") and line[5:].strip() == "[DONE]":
@@ -252,7 +285,28 @@ class OpenAICompatBackend:
                     if chunk is None:
                         continue
                     finished = finished or chunk.finish_reason is not None
-                    yield chunk
+                    answer, thought = splitter.feed(chunk.text, chunk.reasoning)
+                    if chunk.finish_reason is not None:
+                        rest, more = splitter.finish()
+                        answer, thought = answer + rest, thought + more
+                    text = client_stop.feed(answer)
+                    if client_stop.stopped:  # a stop the server refused, emulated: cut here, close the stream
+                        yield ChatChunk(text, "stop", chunk.usage, thought)
+                        return
+                    if chunk.finish_reason is not None:
+                        text += client_stop.flush()
+                    if text or thought or chunk.finish_reason is not None or chunk.usage is not None:
+                        yield ChatChunk(text, chunk.finish_reason, chunk.usage, thought)
+                rest, more = splitter.finish()  # a stream that ended with [DONE] alone
+                tail = client_stop.feed(rest) + client_stop.flush()
+                if tail or more:
+                    yield ChatChunk(tail, reasoning=more)
+        except openai.APIStatusError as exc:
+            error = _map_error(exc, self._secret)
+            adapted = self.negotiator.learn(exc.status_code, exc.body, original, prepared.body)
+            if adapted and isinstance(error, BadRequestError):
+                error.adaptation = tuple(adapted)  # sot.calls sends it again at once, adapted
+            raise error from None
         except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:
             raise _map_error(exc, self._secret) from None
         if not finished:

@@ -4,6 +4,9 @@ Retries 408/409/429/5xx, connection errors, timeouts and cut or malformed stream
 exponential backoff; a server's ``Retry-After`` / ``retry-after-ms`` is honoured up to a cap, and
 beyond the cap the call fails fast. Everything else (400, 401, 403, 404, 422 ...) is raised at once.
 A retried stream starts over: its partial text is dropped, and ``on_restart`` tells the caller.
+A request the server refused for a field it does not take, adapted by the backend (a
+``BadRequestError`` with ``adaptation``), is sent again at once, without backoff and without
+counting as a retry (at most ``MAX_ADAPTATIONS_PER_CALL`` per call).
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ import random
 import time
 from collections.abc import Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
+from . import constants
 from .backends.base import Backend, ChatRequest
 from .errors import BackendError, BackendTimeoutError, ProtocolError
 from .options import RetryPolicy
@@ -34,12 +38,37 @@ class CallOutcome:
     record: CallRecord
 
 
+@dataclass
+class _Thinking:
+    """One attempt's reasoning text (kept apart from its answer) and the request's adaptations."""
+
+    parts: list[str] = field(default_factory=list)
+    first_s: float | None = None
+    last_s: float | None = None
+    adaptations: list[str] = field(default_factory=list)
+
+    def add(self, text: str, now: float) -> None:
+        self.parts.append(text)
+        self.first_s = now if self.first_s is None else self.first_s
+        self.last_s = now
+
+    @property
+    def seconds(self) -> float:
+        return self.last_s - self.first_s if self.first_s is not None and self.last_s is not None else 0.0
+
+
 def _retry_after(exc: BaseException | None) -> float | None:
     value = getattr(exc, "retry_after", None)
     return float(value) if value is not None else None
 
 
+def _adapted(exc: BaseException | None) -> bool:
+    return bool(getattr(exc, "adaptation", ()))
+
+
 def should_retry(exc: BaseException, policy: RetryPolicy) -> bool:
+    if _adapted(exc):
+        return True
     if not isinstance(exc, BackendError) or not exc.retryable:
         return False
     wait = _retry_after(exc)
@@ -48,6 +77,8 @@ def should_retry(exc: BaseException, policy: RetryPolicy) -> bool:
 
 def backoff_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None) -> float:
     """Seconds before attempt `attempt + 1`: the server's Retry-After, else jittered exponential."""
+    if _adapted(exc):
+        return 0.0
     wait = _retry_after(exc)
     if wait is not None:
         return wait
@@ -64,7 +95,9 @@ class Caller:
         policy: RetryPolicy,
         origin: float | None = None,
         limiter: anyio.CapacityLimiter | None = None,
+        keep_reasoning: bool = False,
     ) -> None:
+        self.keep_reasoning = keep_reasoning
         self.backend = backend
         self.policy = policy
         self.origin = time.perf_counter() if origin is None else origin
@@ -88,33 +121,44 @@ class Caller:
         policy = self.policy
         start = self.now()
         attempts = 0
+        adaptations = 0
         first_token: list[float] = []
         usage: list[Usage] = []
+        thinking = _Thinking()
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
             return backoff_seconds(policy, state.attempt_number, exc)
 
+        def stop(state: RetryCallState) -> bool:
+            if adaptations > constants.MAX_ADAPTATIONS_PER_CALL:
+                return True
+            return state.attempt_number - adaptations >= policy.max_retries + 1
+
         async def attempt() -> str:
-            nonlocal attempts
+            nonlocal attempts, adaptations, thinking
             attempts += 1
             if attempts > 1 and on_restart is not None:
                 on_restart(attempts)
             first_token.clear()
             usage.clear()
+            thinking = _Thinking()
             parts: list[str] = []
             try:
                 async with self.limiter if self.limiter is not None else _NO_LIMIT:
-                    await self._stream(request, parts, first_token, usage, on_delta)
+                    await self._stream(request, parts, first_token, usage, on_delta, thinking)
             except TimeoutError:
                 raise BackendTimeoutError(f"no complete answer within the {policy.timeout_s:g} s deadline") from None
+            except BackendError as exc:
+                adaptations += _adapted(exc)
+                raise
             text = "".join(parts)
             if require_text and not text.strip():
                 raise ProtocolError("the model returned an empty answer")
             return text
 
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(policy.max_retries + 1),
+            stop=stop,
             wait=wait,
             retry=retry_if_exception(lambda exc: should_retry(exc, policy)),
             sleep=anyio.sleep,
@@ -129,6 +173,10 @@ class Caller:
             end_s=self.now(),
             first_token_s=first_token[0] if first_token else None,
             usage=usage[-1] if usage else None,
+            adaptations=list(thinking.adaptations),
+            reasoning_chars=sum(len(part) for part in thinking.parts),
+            reasoning_s=thinking.seconds,
+            reasoning="".join(thinking.parts) if self.keep_reasoning and thinking.parts else None,
         )
         return CallOutcome(text=text, record=record)
 
@@ -139,10 +187,14 @@ class Caller:
         first_token: list[float],
         usage: list[Usage],
         on_delta: OnDelta | None,
+        thinking: _Thinking,
     ) -> None:
         with anyio.fail_after(self.policy.timeout_s):
             async with aclosing(self.backend.stream_chat(request)) as chunks:
                 async for chunk in chunks:
+                    thinking.adaptations.extend(chunk.adaptations)
+                    if chunk.reasoning:  # never reaches on_delta, the parser or the answer text
+                        thinking.add(chunk.reasoning, self.now())
                     if chunk.usage is not None:
                         usage.append(chunk.usage)
                     if chunk.text:

@@ -106,6 +106,9 @@ class BadRequestError(BackendError):
     """400, 404, 422 and other 4xx: the request itself is wrong; never retried."""
 
     exit_code = 7
+    # Set when the server refused a request field and the request was adapted (backends/_negotiate.py):
+    # sot.calls then sends it again at once, the one exception to "never retried".
+    adaptation: tuple[str, ...] = ()
 
 
 class ServerError(BackendError):

@@ -98,7 +98,15 @@ def _openai_reasoning(efforts: tuple[str, ...]) -> Validator:
                 param="temperature",
                 code="unsupported_value",
             )
-        for name in ("top_p", "frequency_penalty", "presence_penalty", "stop", "logprobs", "top_logprobs", "logit_bias"):
+        for name in (
+            "top_p",
+            "frequency_penalty",
+            "presence_penalty",
+            "stop",
+            "logprobs",
+            "top_logprobs",
+            "logit_bias",
+        ):
             if name in body:
                 return _openai_error(
                     400,
@@ -126,9 +134,22 @@ def _openai_reasoning(efforts: tuple[str, ...]) -> Validator:
 def _gemini(body: dict[str, Any]) -> Reply | None:
     """Gemini's OpenAI layer: every unknown field in one 400, the error wrapped in a JSON array."""
     known = {
-        "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "n", "stream",
-        "stream_options", "stop", "seed", "response_format", "reasoning_effort", "tools", "tool_choice",
-    }  # fmt: skip
+        "model",
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "top_p",
+        "n",
+        "stream",
+        "stream_options",
+        "stop",
+        "seed",
+        "response_format",
+        "reasoning_effort",
+        "tools",
+        "tool_choice",
+    }
     unknown = [name for name in body if name not in known]
     if not unknown:
         return None
@@ -142,10 +163,25 @@ def _gemini(body: dict[str, Any]) -> Reply | None:
 def _mistral(body: dict[str, Any]) -> Reply | None:
     """Mistral: a strict schema; every extra field is a 422 ``extra_forbidden`` naming its location."""
     known = {
-        "model", "messages", "temperature", "top_p", "max_tokens", "stream", "stop", "random_seed",
-        "response_format", "tools", "tool_choice", "presence_penalty", "frequency_penalty", "n", "prediction",
-        "parallel_tool_calls", "safe_prompt", "prompt_mode",
-    }  # fmt: skip
+        "model",
+        "messages",
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "stream",
+        "stop",
+        "random_seed",
+        "response_format",
+        "tools",
+        "tool_choice",
+        "presence_penalty",
+        "frequency_penalty",
+        "n",
+        "prediction",
+        "parallel_tool_calls",
+        "safe_prompt",
+        "prompt_mode",
+    }
     detail = []
     for name, value in body.items():
         if name in known:
@@ -157,8 +193,13 @@ def _mistral(body: dict[str, Any]) -> Reply | None:
             detail.append(_extra(["body", name], value))
     if not detail:
         return None
-    error_body = {"object": "error", "message": {"detail": detail}, "type": "invalid_request_error", "param": None,
-                  "code": None}  # fmt: skip
+    error_body = {
+        "object": "error",
+        "message": {"detail": detail},
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
     return Reply(status=422, error_body=error_body)
 
 
@@ -175,8 +216,10 @@ def _groq(body: dict[str, Any]) -> Reply | None:
                 error_body={"error": {"message": f"property '{name}' is unsupported", "type": "invalid_request_error"}},
             )
     if body.get("n", 1) != 1:
-        return Reply(status=400, error_body={"error": {"message": "'n' : number must be at most 1",
-                                                       "type": "invalid_request_error"}})  # fmt: skip
+        return Reply(
+            status=400,
+            error_body={"error": {"message": "'n' : number must be at most 1", "type": "invalid_request_error"}},
+        )
     return None
 
 
@@ -229,14 +272,23 @@ class _Stream:
         choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
         if self.profile.azure_filters:
             choice["content_filter_results"] = {"hate": {"filtered": False, "severity": "safe"}}
-        return {"id": f"chatcmpl-{self.request.number}", "object": "chat.completion.chunk", "created": 0,
-                "model": self.request.body.get("model"), "choices": [choice], **extra}  # fmt: skip
+        return {
+            "id": f"chatcmpl-{self.request.number}",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": self.request.body.get("model"),
+            "choices": [choice],
+            **extra,
+        }
 
 
 def _usage(request: SeenRequest, completion: int, reasoning: int, with_details: bool) -> dict[str, Any]:
     prompt = len(request.prompt.split())
-    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion + reasoning,
-                             "total_tokens": prompt + completion + reasoning}  # fmt: skip
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion + reasoning,
+        "total_tokens": prompt + completion + reasoning,
+    }
     if with_details:
         usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
     return usage
@@ -257,12 +309,21 @@ def render(profile: Profile, request: SeenRequest, text: str, *, fail_mid_stream
     stream = _Stream(profile, request)
     stream.blocks.extend(f"{comment}\n\n" for comment in profile.comments)
     if profile.azure_filters:
-        stream.data({"choices": [], "created": 0, "id": "", "model": "", "object": "",
-                     "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}]})  # fmt: skip
+        stream.data(
+            {
+                "choices": [],
+                "created": 0,
+                "id": "",
+                "model": "",
+                "object": "",
+                "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}],
+            }
+        )
     wants_usage = not profile.usage_needs_option or bool((body.get("stream_options") or {}).get("include_usage"))
     content = _pieces(f"<think>\n{think}\n</think>\n\n{text}" if think and profile.reasoning == "think" else text)
     reasoning = _pieces(think) if think and profile.reasoning != "think" else []
-    reasoning_tokens = len(think.split())
+    hidden = profile.reasoning is None and profile.report_reasoning_tokens  # OpenAI: thinks, shows no text
+    reasoning_tokens = len(THINKING.split()) if hidden else len(think.split())
     stream.data(stream.chunk({"role": "assistant", "content": ""}))
     for piece in reasoning:
         assert profile.reasoning is not None
@@ -276,8 +337,9 @@ def render(profile: Profile, request: SeenRequest, text: str, *, fail_mid_stream
         last = n == len(content)
         if last and profile.usage == "last_content" and wants_usage:
             extra["usage"] = _usage(request, n, reasoning_tokens, profile.report_reasoning_tokens)
-        stream.data(stream.chunk({"content": piece}, "stop" if last and profile.usage == "last_content" else None,
-                                 **extra))  # fmt: skip
+        stream.data(
+            stream.chunk({"content": piece}, "stop" if last and profile.usage == "last_content" else None, **extra)
+        )
         if fail_mid_stream and n == 3:
             error = {"code": "server_error", "message": "Provider disconnected unexpectedly"}
             stream.data(stream.chunk({"content": ""}, "error", error=error))
@@ -290,8 +352,16 @@ def render(profile: Profile, request: SeenRequest, text: str, *, fail_mid_stream
             extra = {"x_groq": {"id": "req_1", "usage": usage}}
         stream.data(stream.chunk({}, "stop", **extra))
     if profile.usage == "final" and wants_usage:
-        stream.data({"id": f"chatcmpl-{request.number}", "object": "chat.completion.chunk", "created": 0,
-                     "model": body.get("model"), "choices": [], "usage": usage})  # fmt: skip
+        stream.data(
+            {
+                "id": f"chatcmpl-{request.number}",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": body.get("model"),
+                "choices": [],
+                "usage": usage,
+            }
+        )
     stream.blocks.append(f"{profile.data_prefix}[DONE]\n\n")
     return Reply(sse=stream.blocks)
 
@@ -321,7 +391,9 @@ def provider_handler(profile: Profile, script: Handler | None = None) -> Handler
 
 def _thinking_off(body: dict[str, Any]) -> bool:
     kwargs = body.get("chat_template_kwargs") or {}
-    return kwargs.get("enable_thinking") is False or body.get("think") is False or body.get("reasoning_effort") == "none"
+    return (
+        kwargs.get("enable_thinking") is False or body.get("think") is False or body.get("reasoning_effort") == "none"
+    )
 
 
 def _vllm_not_found(model: str) -> Reply:
@@ -330,13 +402,25 @@ def _vllm_not_found(model: str) -> Reply:
 
 
 def _gemini_bad_model(model: str) -> Reply:
-    error = {"code": 400, "message": f"models/{model} is not found for API version v1main", "status": "INVALID_ARGUMENT"}
+    error = {
+        "code": 400,
+        "message": f"models/{model} is not found for API version v1main",
+        "status": "INVALID_ARGUMENT",
+    }
     return Reply(status=400, error_body=[{"error": error}])
 
 
 def _mistral_bad_model(model: str) -> Reply:
-    return Reply(status=400, error_body={"object": "error", "message": f"Invalid model: {model}",
-                                         "type": "invalid_model", "param": None, "code": "1500"})  # fmt: skip
+    return Reply(
+        status=400,
+        error_body={
+            "object": "error",
+            "message": f"Invalid model: {model}",
+            "type": "invalid_model",
+            "param": None,
+            "code": "1500",
+        },
+    )
 
 
 def _profiles() -> Iterator[Profile]:
@@ -346,43 +430,111 @@ def _profiles() -> Iterator[Profile]:
     gpt5 = _openai_reasoning(("minimal", "low", "medium", "high"))
     yield Profile("openai-gpt-5-mini", "gpt-5-mini", "https://api.openai.com/v1", gpt5, report_reasoning_tokens=True)
     # A reasoning model whose name nobody has seen: it refuses the same way and must be learned.
-    yield Profile("openai-unknown-reasoning", "zephyr-reasoner-2", "https://api.openai.com/v1", reasoning,
-                  report_reasoning_tokens=True)  # fmt: skip
+    yield Profile(
+        "openai-unknown-reasoning",
+        "zephyr-reasoner-2",
+        "https://api.openai.com/v1",
+        reasoning,
+        report_reasoning_tokens=True,
+    )
     yield Profile("azure", "gpt-4o", "https://RESOURCE.openai.azure.com/openai/v1", _openai_chat, azure_filters=True)
     yield Profile(
         "anthropic",
         "claude-sonnet-4-5",
         "https://api.anthropic.com/v1",
-        unknown_model=lambda model: Reply(status=404, error_body={"type": "error", "error": {
-            "type": "not_found_error", "message": f"model: {model}"}}),
-    )  # fmt: skip
-    yield Profile("gemini", "gemini-2.5-flash", "https://generativelanguage.googleapis.com/v1beta/openai", _gemini,
-                  unknown_model=_gemini_bad_model, usage="every", usage_needs_option=False)  # fmt: skip
-    yield Profile("mistral", "mistral-small-latest", "https://api.mistral.ai/v1", _mistral,
-                  unknown_model=_mistral_bad_model, usage_needs_option=False)  # fmt: skip
+        unknown_model=lambda model: Reply(
+            status=404, error_body={"type": "error", "error": {"type": "not_found_error", "message": f"model: {model}"}}
+        ),
+    )
+    yield Profile(
+        "gemini",
+        "gemini-2.5-flash",
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        _gemini,
+        unknown_model=_gemini_bad_model,
+        usage="every",
+        usage_needs_option=False,
+    )
+    yield Profile(
+        "mistral",
+        "mistral-small-latest",
+        "https://api.mistral.ai/v1",
+        _mistral,
+        unknown_model=_mistral_bad_model,
+        usage_needs_option=False,
+    )
     yield Profile("groq", "llama-3.3-70b-versatile", "https://api.groq.com/openai/v1", _groq, usage="x_groq")
-    yield Profile("deepseek", "deepseek-reasoner", "https://api.deepseek.com", reasoning="reasoning_content",
-                  comments=(": keep-alive",), report_reasoning_tokens=True)  # fmt: skip
-    yield Profile("openrouter", "openai/gpt-4o-mini", "https://openrouter.ai/api/v1",
-                  comments=(": OPENROUTER PROCESSING",), mid_stream_error=True)  # fmt: skip
-    yield Profile("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo", "https://api.together.xyz/v1",
-                  usage="last_content", usage_needs_option=False)  # fmt: skip
+    yield Profile(
+        "deepseek",
+        "deepseek-reasoner",
+        "https://api.deepseek.com",
+        reasoning="reasoning_content",
+        comments=(": keep-alive",),
+        report_reasoning_tokens=True,
+    )
+    yield Profile(
+        "openrouter",
+        "openai/gpt-4o-mini",
+        "https://openrouter.ai/api/v1",
+        comments=(": OPENROUTER PROCESSING",),
+        mid_stream_error=True,
+    )
+    yield Profile(
+        "together",
+        "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+        "https://api.together.xyz/v1",
+        usage="last_content",
+        usage_needs_option=False,
+    )
     yield Profile("ollama", "qwen3:8b", "http://localhost:11434/v1", reasoning="reasoning", reasoning_off=_thinking_off)
-    yield Profile("vllm", "Qwen/Qwen3-8B", "http://localhost:8000/v1", unknown_model=_vllm_not_found,
-                  reasoning="reasoning", reasoning_off=_thinking_off)  # fmt: skip
-    yield Profile("sglang", "Qwen/Qwen3-8B", "http://localhost:30000/v1", reasoning="reasoning_content",
-                  reasoning_off=_thinking_off,
-                  unknown_model=lambda m: Reply(status=400, error_body={"object": "error", "message": f"Model {m} not "
-                                                "found", "type": "BadRequestError", "param": None, "code": 400}))  # fmt: skip
-    yield Profile("llama.cpp", "qwen3-4b", "http://localhost:8080/v1", reasoning="reasoning_content",
-                  reasoning_off=_thinking_off, usage_needs_option=False)  # fmt: skip
-    yield Profile("tgi", "tgi", "http://localhost:8080/v1", data_prefix="data:",
-                  unknown_model=lambda m: Reply(status=422, error_body={"error": f"model {m} not found",
-                                                                        "error_type": "validation"}))  # fmt: skip
-    yield Profile("think-model", "Qwen/QwQ-32B", "http://localhost:8000/v1", reasoning="think",
-                  reasoning_off=_thinking_off)  # fmt: skip
-    yield Profile("reasoning-content-model", "deepseek-r1-distill", "http://localhost:8000/v1",
-                  reasoning="reasoning_content")  # fmt: skip
+    yield Profile(
+        "vllm",
+        "Qwen/Qwen3-8B",
+        "http://localhost:8000/v1",
+        unknown_model=_vllm_not_found,
+        reasoning="reasoning",
+        reasoning_off=_thinking_off,
+    )
+    yield Profile(
+        "sglang",
+        "Qwen/Qwen3-8B",
+        "http://localhost:30000/v1",
+        reasoning="reasoning_content",
+        reasoning_off=_thinking_off,
+        unknown_model=lambda m: Reply(
+            status=400,
+            error_body={
+                "object": "error",
+                "message": f"Model {m} not found",
+                "type": "BadRequestError",
+                "param": None,
+                "code": 400,
+            },
+        ),
+    )
+    yield Profile(
+        "llama.cpp",
+        "qwen3-4b",
+        "http://localhost:8080/v1",
+        reasoning="reasoning_content",
+        reasoning_off=_thinking_off,
+        usage_needs_option=False,
+    )
+    yield Profile(
+        "tgi",
+        "tgi",
+        "http://localhost:8080/v1",
+        data_prefix="data:",
+        unknown_model=lambda m: Reply(
+            status=422, error_body={"error": f"model {m} not found", "error_type": "validation"}
+        ),
+    )
+    yield Profile(
+        "think-model", "Qwen/QwQ-32B", "http://localhost:8000/v1", reasoning="think", reasoning_off=_thinking_off
+    )
+    yield Profile(
+        "reasoning-content-model", "deepseek-r1-distill", "http://localhost:8000/v1", reasoning="reasoning_content"
+    )
 
 
 PROFILES: dict[str, Profile] = {profile.name: profile for profile in _profiles()}

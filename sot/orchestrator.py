@@ -139,7 +139,9 @@ class Orchestrator:
             raise found from None
 
     async def _run(self, question: str, emit: Emit) -> Answer:
-        caller = Caller(self.backend, self.options.retry_policy, limiter=self.limiter)
+        caller = Caller(
+            self.backend, self.options.retry_policy, limiter=self.limiter, keep_reasoning=self.options.keep_reasoning
+        )
         draft = Draft(emit)
         mode, reason, route = await self._decide(question)
         route_s = caller.now() if route is not None else None
@@ -153,6 +155,8 @@ class Orchestrator:
         answer.requested_mode = self.options.mode
         answer.timings.total_s = caller.now()
         answer.usage = sum((c.usage for c in answer.calls if c.usage), Usage())
+        answer.adaptations = list(dict.fromkeys(note for c in answer.calls for note in c.adaptations))
+        answer.reasoning_s = sum(c.reasoning_s for c in answer.calls)
         emit(events.AnswerDone(answer))
         return answer
 
@@ -183,6 +187,7 @@ class Orchestrator:
             max_tokens=self.options.max_tokens,
             temperature=self.options.temperature,
             seed=self.options.seed,
+            reasoning=self.options.reasoning,
         )
 
         def on_delta(text: str) -> None:
@@ -243,6 +248,7 @@ class Orchestrator:
                 constraint=self._constraint(),
                 seed=opts.seed,
                 frequency_penalty=opts.skeleton_frequency_penalty,
+                reasoning=opts.reasoning,
             )
             try:
                 outcome = await caller.call(
@@ -314,6 +320,7 @@ class Orchestrator:
             temperature=opts.temperature,
             seed=opts.seed,
             stop=constants.POINT_STOP,
+            reasoning=opts.reasoning,
         )
 
         def on_delta(text: str) -> None:
