@@ -39,9 +39,10 @@ class LocalConfig:
     threads: int | None = None
     gpu_layers: int | None = None
 
-    def settings(self) -> ServerSettings:
+    def settings(self, *, prepare: bool = True) -> ServerSettings:
+        """The server's command line; with `prepare` off nothing is downloaded or written (dry runs)."""
         program = find_server(self.binary)
-        model = resolve_model(self.gguf, program.tool("llama-quantize"))
+        model = resolve_model(self.gguf, program.tool("llama-quantize"), prepare=prepare)
         return ServerSettings(program, model, self.slots, threads=self.threads, gpu_layers=self.gpu_layers)
 
 

@@ -91,14 +91,16 @@ def _requantize(quantize: Path, source: Path, target: Path) -> bool:
     return True
 
 
-def bundled_model(quantize: Path | None = None) -> Path:
-    """Path of the bundled model, fetching and preparing it on first use."""
+def bundled_model(quantize: Path | None = None, *, prepare: bool = True) -> Path:
+    """Path of the bundled model, fetching and preparing it on first use (not with `prepare` off)."""
     models = cache_dir() / "models"
-    models.mkdir(parents=True, exist_ok=True)
     q8 = models / Q8_NAME
     if q8.is_file():
         return q8
     q4 = models / Q4_NAME
+    if not prepare:  # where it will be once fetched (a dry run writes and downloads nothing)
+        return q8 if quantize is not None else q4
+    models.mkdir(parents=True, exist_ok=True)
     if not q4.is_file():
         installed = _installed_copy()
         if installed is not None and sha256(installed) == Q4_SHA256:
@@ -110,12 +112,12 @@ def bundled_model(quantize: Path | None = None) -> Path:
     return q4
 
 
-def resolve_model(gguf: str | None, quantize: Path | None) -> Path:
-    """The GGUF to serve: --gguf, then $SOT_GGUF, then the bundled model."""
+def resolve_model(gguf: str | None, quantize: Path | None, *, prepare: bool = True) -> Path:
+    """The GGUF to serve: --gguf, then $SOT_GGUF, then the bundled model (fetched unless `prepare` is off)."""
     chosen = gguf or os.environ.get(constants.ENV_GGUF)
     if chosen:
         path = Path(chosen).expanduser()
         if not path.is_file():
             raise ConfigurationError(f"GGUF file not found: {path.name}")
         return path
-    return bundled_model(quantize)
+    return bundled_model(quantize, prepare=prepare)

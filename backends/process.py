@@ -10,6 +10,7 @@ the server kind's own reading of that log.
 from __future__ import annotations
 
 import atexit
+import codecs
 import contextlib
 import ctypes
 import signal
@@ -138,16 +139,18 @@ class ManagedServer:
 
     async def follow_log(self, write: Callable[[str], object]) -> None:
         """Copy the server's log to `write` as it grows, until the process exits (then raise)."""
-        offset = 0
-        while True:
-            text = self.log_text()
-            if len(text) > offset:
-                write(text[offset:])
-                offset = len(text)
-            if self.process is None or self.process.poll() is not None:
-                code = self.process.returncode if self.process else None
-                raise self._failure(f"exited with code {code}")
-            await anyio.sleep(0.2)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # Read only what was appended since the last look: a long-running server's log grows for days.
+        with self.log_path.open("rb") as log:
+            while True:
+                exited = self.process is None or self.process.poll() is not None
+                appended = log.read()
+                if appended:
+                    write(decoder.decode(appended))
+                if exited:
+                    code = self.process.returncode if self.process else None
+                    raise self._failure(f"exited with code {code}")
+                await anyio.sleep(0.2)
 
     def _kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -312,7 +312,7 @@ def serve(
         elif backend == "llama.cpp":
             config = LocalConfig(gguf=gguf, binary=llama_server, slots=slots, threads=threads)
             if dry_run:
-                typer.echo(shlex.join(config.settings().command(port or free_port())))
+                typer.echo(shlex.join(config.settings(prepare=False).command(port or free_port())))
                 return
             anyio.run(serve_forever, config)
         else:

@@ -7,7 +7,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 import httpx
@@ -18,7 +18,7 @@ from .backends.base import Backend
 from .backends.openai_compat import Dialect, OpenAICompatBackend
 from .errors import ConfigurationError, SotError
 from .events import Event
-from .options import Options
+from .options import OptionOverrides, Options
 from .orchestrator import Orchestrator
 from .result import Answer
 from .router import make_router
@@ -48,6 +48,19 @@ async def discover_model(base_url: str, api_key: str | None) -> str:
             f"no model given (--model / {constants.ENV_MODEL}) and the server lists {len(models)} models"
         )
     return str(models[0])
+
+
+class ClientArguments(OptionOverrides, total=False):
+    """``Client``'s keyword arguments, for the one-shot ``sot.ask`` and ``sot.stream``."""
+
+    base_url: str | Sequence[str] | None
+    model: str | None
+    api_key: str | None
+    backend: Backend | None
+    dialect: Dialect | None
+    gguf: str | None
+    llama_server: str | None
+    request_limit: int | None
 
 
 class AnswerStream:
@@ -106,9 +119,13 @@ class AnswerStream:
         # Leaving early cancels the answer's calls; after a complete answer there is nothing left to cancel.
         # The producer raises nothing (it keeps its SotError for the loop), so the block's own exception,
         # if any, is the only one: let it through as it is, not wrapped in an ExceptionGroup.
+        # The receiving end closes only after the producer's tasks are gone: a cancelled task still runs
+        # to its next checkpoint, and an event it emits on the way must not meet a closed stream.
         self._group.cancel_scope.cancel()
-        self._receive.close()
-        await self._group.__aexit__(None, None, None)
+        try:
+            await self._group.__aexit__(None, None, None)
+        finally:
+            self._receive.close()
         return None
 
 
@@ -130,7 +147,7 @@ class Client:
         gguf: str | None = None,
         llama_server: str | None = None,
         request_limit: int | None = None,
-        **options: Any,
+        **options: Unpack[OptionOverrides],
     ) -> None:
         self.options = Options().updated(**options)
         self._prompts = Prompts(self.options.prompts_dir)
@@ -205,19 +222,19 @@ class Client:
             return make_router(self.options, None, self._prompts)
         return make_router(self.options, await self.backend(), self._prompts)
 
-    async def _orchestrator(self, overrides: dict[str, Any]) -> Orchestrator:
+    async def _orchestrator(self, overrides: OptionOverrides) -> Orchestrator:
         backend = await self.backend()  # first: starting the local backend may adjust options
         options = self.options.updated(**overrides)
         prompts = self._prompts if options.prompts_dir == self.options.prompts_dir else Prompts(options.prompts_dir)
         router = make_router(options, backend, prompts) if options.mode == "auto" else None
         return Orchestrator(backend, options, prompts, router, limiter=self._limiter)
 
-    async def ask(self, question: str, **overrides: Any) -> Answer:
+    async def ask(self, question: str, **overrides: Unpack[OptionOverrides]) -> Answer:
         """Answer `question`; keyword arguments override this client's options for this call."""
         orchestrator = await self._orchestrator(overrides)
         return await orchestrator.run(question)
 
-    def stream(self, question: str, **overrides: Any) -> AnswerStream:
+    def stream(self, question: str, **overrides: Unpack[OptionOverrides]) -> AnswerStream:
         """The answer's events as it forms (the last is ``AnswerDone``): ``async with client.stream(q) as events``.
 
         Keyword arguments override this client's options for this call. See ``AnswerStream``.
@@ -230,14 +247,14 @@ class Client:
             await resource.aclose()
 
 
-async def ask(question: str, **kwargs: Any) -> Answer:
+async def ask(question: str, **kwargs: Unpack[ClientArguments]) -> Answer:
     """One answer with a throwaway ``Client``; see ``Client`` for the keyword arguments."""
     async with Client(**kwargs) as client:
         return await client.ask(question)
 
 
 @asynccontextmanager
-async def stream(question: str, **kwargs: Any) -> AsyncIterator[AnswerStream]:
+async def stream(question: str, **kwargs: Unpack[ClientArguments]) -> AsyncIterator[AnswerStream]:
     """The events of one answer with a throwaway ``Client``: ``async with sot.stream(q, ...) as events``."""
     async with Client(**kwargs) as client, client.stream(question) as answer_events:
         yield answer_events

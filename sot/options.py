@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from . import constants
 from .backends.base import Reasoning
@@ -79,3 +79,29 @@ class Options:
         if unknown:
             raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+class OptionOverrides(TypedDict, total=False):
+    """The keyword arguments that set ``Options`` (on ``Client``, ``ask`` and ``stream``), for type checkers.
+
+    Its keys are ``Options``' fields (a test keeps the two equal); ``None`` keeps the current value.
+    """
+
+    mode: str | None  # auto, sot or sequential (checked when Options is built, as CLI strings are)
+    max_points: int | None
+    max_point_chars: int | None
+    max_parallel: int | None
+    max_tokens: int | None
+    point_max_tokens: int | None
+    skeleton_max_tokens: int | None
+    temperature: float | None
+    seed: int | None
+    timeout: float | None
+    max_retries: int | None
+    retry_after_cap: float | None
+    allow_partial: bool | None
+    pipeline: bool | None
+    constrain_skeleton: bool | None
+    skeleton_frequency_penalty: float | None
+    router: str | None  # learned, rules or llm
+    prompts_dir: str | None

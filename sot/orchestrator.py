@@ -18,7 +18,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 
@@ -30,7 +30,7 @@ from .calls import Caller
 from .errors import SotError, point_error, skeleton_error
 from .options import Options
 from .result import Answer, CallRecord, Usage
-from .router.route import Route
+from .router.decision import Route
 from .skeleton import SkeletonParser
 from .templates import SKELETON_GRAMMAR, Prompts, shared_prefix_fraction
 
@@ -41,7 +41,7 @@ log = logging.getLogger("sot.orchestrator")
 class Router(Protocol):
     """Decides per question: SoT or sequential."""
 
-    async def route(self, question: str) -> Route: ...
+    async def route(self, question: str, caller: Caller | None = None) -> Route: ...
 
 
 def _no_emit(_: events.Event) -> None:
@@ -143,14 +143,17 @@ class Orchestrator:
             self.backend, self.options.retry_policy, limiter=self.limiter, keep_reasoning=self.options.keep_reasoning
         )
         draft = Draft(emit)
-        mode, reason, route = await self._decide(question)
-        route_s = caller.now() if route is not None else None
+        mode, reason, decision = await self._decide(question, caller)
+        route = decision.to_dict() if decision is not None else None
+        route_s = caller.now() if decision is not None else None
         if mode == "sot":
             answer = await self._sot(question, caller, emit, draft, reason)
         else:
             emit(events.ModeChosen("sequential", reason))
             answer = await self._sequential(question, caller, emit, draft, reason, [])
         answer.route = route
+        if decision is not None and decision.calls:
+            answer.calls[:0] = decision.calls
         answer.timings.route_s = route_s
         answer.requested_mode = self.options.mode
         answer.timings.total_s = caller.now()
@@ -160,13 +163,13 @@ class Orchestrator:
         emit(events.AnswerDone(answer))
         return answer
 
-    async def _decide(self, question: str) -> tuple[str, str, dict[str, Any] | None]:
+    async def _decide(self, question: str, caller: Caller) -> tuple[str, str, Route | None]:
         if self.options.mode != "auto":
             return self.options.mode, f"mode {self.options.mode} requested", None
         if self.router is None:
             return "sot", "no router configured: SoT", None
-        decision = await self.router.route(question)
-        return decision.mode, f"router: {decision.reason}", decision.to_dict()
+        decision = await self.router.route(question, caller)
+        return decision.mode, f"router: {decision.reason}", decision
 
     def _answer(self, question: str, mode: str, reason: str, calls: list[CallRecord]) -> Answer:
         return Answer(

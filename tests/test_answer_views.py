@@ -104,3 +104,12 @@ def test_every_view_prints_the_same_answer(scenario: str, tmp_path: Path) -> Non
         assert answer == "A plain answer written in one go."
     else:  # in order, each title once (the model's echo of it is tidied away), nothing twice
         assert answer.split("\n") == [f"{n}. {t}: body of point {n}, with detail." for n, t in enumerate(POINTS, 1)]
+
+
+def test_typed_option_overrides_name_exactly_the_options() -> None:
+    """Type checkers see every option of Options on Client/ask/stream, and nothing else."""
+    from dataclasses import fields
+
+    from sot.options import OptionOverrides, Options
+
+    assert set(OptionOverrides.__annotations__) == {f.name for f in fields(Options)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -147,3 +148,24 @@ async def test_a_contended_lock_is_released_for_the_next_command(
     # The next command must get it at once (before the fix it waited forever).
     probe = f"from filelock import FileLock; FileLock({path!r}).acquire(timeout=5)"
     assert subprocess.run([sys.executable, "-c", probe], timeout=60).returncode == 0
+
+
+def test_llama_cpp_dry_run_downloads_and_writes_nothing(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    env = {**os.environ, "SOT_CACHE_DIR": str(cache)}
+    env.pop("SOT_GGUF", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "sot", "serve", "--dry-run", "--port", "8123"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    if "llama-server not found" in result.stderr and not os.environ.get("CI"):
+        pytest.skip("no llama.cpp server installed")
+    assert result.returncode == 0, result.stderr
+    command = shlex.split(result.stdout)
+    assert command[command.index("--port") + 1] == "8123"
+    assert Path(command[command.index("--model") + 1]).parent == cache / "models"
+    assert not cache.exists() or not any(cache.rglob("*.gguf")), "a dry run fetched or wrote the model"
+    assert "fetching" not in result.stderr

@@ -33,9 +33,9 @@ def point_of(request: ChatRequest) -> int:
     return max(range(len(TITLES)), key=lambda i: tail.rfind(TITLES[i]))
 
 
-async def collect(client: sot.Client, **overrides: object) -> list[events.Event]:
+async def collect(client: sot.Client) -> list[events.Event]:
     seen: list[events.Event] = []
-    async with client.stream("q", **overrides) as answer_events:
+    async with client.stream("q") as answer_events:
         async for event in answer_events:
             seen.append(event)
     return seen

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -265,3 +266,39 @@ async def test_auto_mode_routes_and_records_the_route(fake) -> None:
     assert tips.mode == "sot" and tips.route and tips.route["mode"] == "sot"
     kinds = [r.kind for r in server.requests]
     assert kinds[0] == "sequential" and kinds[1] == "skeleton"
+
+
+@pytest.mark.anyio
+async def test_llm_router_call_is_part_of_the_answer_and_holds_the_request_limit() -> None:
+    """Its call is in Answer.calls and usage, and it waits for the shared request limit like any call."""
+    from sot.backends.base import ChatChunk, ChatRequest
+    from sot.backends.mock import MockBackend
+    from sot.result import Usage
+
+    in_flight = 0
+    most = 0
+
+    async def handler(request: ChatRequest) -> AsyncIterator[str | ChatChunk]:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        await anyio.sleep(0)  # a checkpoint: lets a second, unlimited call start here
+        in_flight -= 1
+        if request.max_tokens == 3:  # the router's yes/no
+            yield ChatChunk(text="no", usage=Usage(prompt_tokens=40, completion_tokens=1))
+            return
+        yield ChatChunk(text="An answer.", usage=Usage(prompt_tokens=10, completion_tokens=3))
+
+    answers: list[sot.Answer] = []
+    async with sot.Client(backend=MockBackend(handler), router="llm", request_limit=1) as client:
+
+        async def one(q: str) -> None:
+            answers.append(await client.ask(q))
+
+        async with anyio.create_task_group() as tg:
+            for q in ("What are tips for sleep?", "How do plants grow?"):
+                tg.start_soon(one, q)
+    assert most == 1
+    for answer in answers:
+        assert [c.purpose for c in answer.calls] == ["route", "sequential"]
+        assert (answer.usage.prompt_tokens, answer.usage.completion_tokens) == (50, 4)

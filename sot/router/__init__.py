@@ -6,14 +6,19 @@ loaded lazily), the rules (regular-expression cues, no load at all) and the LLM 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..backends.base import Backend
 from ..errors import ConfigurationError
 from ..options import Options
 from ..templates import Prompts
+from .decision import Route
 from .learned import LearnedRouter, route_learned
 from .llm import LLMRouter
-from .route import Route
 from .rules import route as route_rules
+
+if TYPE_CHECKING:
+    from ..calls import Caller
 
 
 def route(question: str, threshold: float | None = None) -> Route:
@@ -24,7 +29,7 @@ def route(question: str, threshold: float | None = None) -> Route:
 class RulesRouter:
     """The cue-table router, behind the same async interface as the others."""
 
-    async def route(self, question: str) -> Route:
+    async def route(self, question: str, caller: Caller | None = None) -> Route:
         return route_rules(question)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
-from .route import Route
+from .decision import Route
 
 MODES = ("sot", "sequential")
 

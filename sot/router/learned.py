@@ -20,11 +20,13 @@ from typing import TYPE_CHECKING, Literal
 from .. import constants
 from ..errors import ConfigurationError
 from . import _features
-from .route import Route
+from .decision import Route
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+    from ..calls import Caller
 
 log = logging.getLogger("sot.router.learned")
 _WORD_CHAR = re.compile(r"\w")
@@ -122,7 +124,7 @@ class LearnedRouter:
         if background:
             preload()
 
-    async def route(self, question: str) -> Route:
+    async def route(self, question: str, caller: Caller | None = None) -> Route:
         if _model is None:  # the first call waits for the load without blocking the event loop
             import anyio.to_thread
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .route import Route
+from .decision import Route
 
 _F = re.IGNORECASE
 
