@@ -284,7 +284,7 @@ class Negotiator:
                         learned.notes.append(change)
                     changes.append(change)
         for change in changes:
-            log.info("%s refused a field; adapted: %s (kept for later calls of %s)", self.key[1], change, self.key[1])
+            log.info("the server refused a field for model %s; adapted: %s (kept for later calls)", self.key[1], change)
         return changes
 
     @staticmethod

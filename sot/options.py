@@ -105,3 +105,5 @@ class OptionOverrides(TypedDict, total=False):
     skeleton_frequency_penalty: float | None
     router: str | None  # learned, rules or llm
     prompts_dir: str | None
+    reasoning: str | None  # off, low or default
+    keep_reasoning: bool | None

@@ -275,3 +275,14 @@ def test_think_blocks_are_split_from_the_answer(pieces: list[str], answer: str, 
     assert "".join(a for a, _ in got) == answer
     assert "".join(t for _, t in got) == thought
     assert splitter.reasoning_chars == len(thought)
+
+
+def test_debug_output_names_each_adaptation() -> None:
+    profile = PROFILES["openai-unknown-reasoning"]
+    for debug in (True, False):
+        forget()
+        with serve(profile) as server:
+            flags = ["--debug"] if debug else []
+            result = run_cli("ask", "--mode", "sequential", *flags, "--base-url", server.url, "--model", profile.model, "Hi?")
+        assert result.returncode == 0, result.stderr
+        assert ("adapted: max_tokens->max_completion_tokens" in result.stderr) == debug
