@@ -76,13 +76,16 @@ _REASONING_DEFAULT_DROPS = frozenset(
         "logprobs",
         "top_logprobs",
         "logit_bias",
-        "think",
         "chat_template_kwargs",
     }
 )
 _REFUSAL_CODES = frozenset(
     {"unsupported_parameter", "unsupported_value", "unknown_parameter", "unrecognized_parameter", "extra_forbidden"}
 )
+# pydantic's errors for a value outside a fixed set (vLLM's reasoning_effort: low|medium|high).
+_VALUE_CODES = frozenset({"literal_error", "enum"})
+# The same errors printed as Python reprs inside a message (vLLM, SGLang: "[{'type': 'literal_error', 'loc': ...").
+_PYDANTIC_REPR = re.compile(r"""'type':\s*'(extra_forbidden|literal_error|enum)',\s*'loc':\s*\('body',\s*'(\w+)'""")
 _Q = r"""\\?["'`]?"""  # an optional quote (maybe escaped) around a field name
 _NAME = r"([A-Za-z_][\w.\[\]]*)"
 _WORDING = [
@@ -161,6 +164,8 @@ def find_refusals(status: int, body: Any, sent: Mapping[str, Any]) -> list[Refus
 
     for item in _texts_and_dicts(body):
         if isinstance(item, str):
+            for match in _PYDANTIC_REPR.finditer(item):
+                add(_top_level(match.group(2), sent), match.group(1) != "extra_forbidden")
             for pattern in _WORDING:
                 for match in pattern.finditer(item):
                     at = match.group(2) if pattern.groups > 1 else None
@@ -178,9 +183,9 @@ def find_refusals(status: int, body: Any, sent: Mapping[str, Any]) -> list[Refus
             isinstance(loc, list)
             and len(loc) > 1
             and loc[0] == "body"
-            and (code == "extra_forbidden" or _REFUSAL_WORDS.search(message))
+            and (code in _VALUE_CODES or code == "extra_forbidden" or _REFUSAL_WORDS.search(message))
         ):
-            add(_top_level(".".join(str(part) for part in loc[1:]), sent))
+            add(_top_level(".".join(str(part) for part in loc[1:]), sent), code in _VALUE_CODES)
     return list(found.values())
 
 

@@ -226,7 +226,8 @@ class OpenAICompatBackend:
             return {}
         off: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}  # vLLM, SGLang, llama.cpp
         if self.dialect == "openai":
-            off.update(reasoning_effort="none", think=False)  # OpenAI (stepped down as refused), Ollama
+            # OpenAI, Gemini and Ollama's /v1 read "none"; models that take less are stepped down to what they take.
+            off["reasoning_effort"] = "none"
         return off
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:

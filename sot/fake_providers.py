@@ -390,10 +390,24 @@ def provider_handler(profile: Profile, script: Handler | None = None) -> Handler
 
 
 def _thinking_off(body: dict[str, Any]) -> bool:
-    kwargs = body.get("chat_template_kwargs") or {}
-    return (
-        kwargs.get("enable_thinking") is False or body.get("think") is False or body.get("reasoning_effort") == "none"
-    )
+    """vLLM, SGLang and llama.cpp: the chat template's switch."""
+    return (body.get("chat_template_kwargs") or {}).get("enable_thinking") is False
+
+
+def _ollama_thinking_off(body: dict[str, Any]) -> bool:
+    """Ollama's /v1 turns thinking off with reasoning_effort "none" (its native API's ``think`` is not read here)."""
+    return body.get("reasoning_effort") == "none"
+
+
+def _vllm(body: dict[str, Any]) -> Reply | None:
+    """vLLM: unknown fields are ignored, known ones validated by pydantic (errors printed as Python reprs)."""
+    effort = body.get("reasoning_effort")
+    if effort is None or effort in ("low", "medium", "high"):
+        return None
+    errors = [{"type": "literal_error", "loc": ("body", "reasoning_effort"),
+               "msg": "Input should be 'low', 'medium' or 'high'", "input": effort}]  # fmt: skip
+    error = {"message": str(errors), "type": "BadRequestError", "param": None, "code": 400}
+    return Reply(status=400, error_body={"error": error})
 
 
 def _vllm_not_found(model: str) -> Reply:
@@ -486,11 +500,14 @@ def _profiles() -> Iterator[Profile]:
         usage="last_content",
         usage_needs_option=False,
     )
-    yield Profile("ollama", "qwen3:8b", "http://localhost:11434/v1", reasoning="reasoning", reasoning_off=_thinking_off)
+    yield Profile(
+        "ollama", "qwen3:8b", "http://localhost:11434/v1", reasoning="reasoning", reasoning_off=_ollama_thinking_off
+    )
     yield Profile(
         "vllm",
         "Qwen/Qwen3-8B",
         "http://localhost:8000/v1",
+        _vllm,
         unknown_model=_vllm_not_found,
         reasoning="reasoning",
         reasoning_off=_thinking_off,
@@ -530,7 +547,7 @@ def _profiles() -> Iterator[Profile]:
         ),
     )
     yield Profile(
-        "think-model", "Qwen/QwQ-32B", "http://localhost:8000/v1", reasoning="think", reasoning_off=_thinking_off
+        "think-model", "Qwen/QwQ-32B", "http://localhost:8000/v1", _vllm, reasoning="think", reasoning_off=_thinking_off
     )
     yield Profile(
         "reasoning-content-model", "deepseek-r1-distill", "http://localhost:8000/v1", reasoning="reasoning_content"
