@@ -122,6 +122,7 @@ class Caller:
         start = self.now()
         attempts = 0
         adaptations = 0
+        refused = False  # the last attempt was refused before any text: an adapted re-send is no restart
         first_token: list[float] = []
         usage: list[Usage] = []
         thinking = _Thinking()
@@ -136,10 +137,11 @@ class Caller:
             return state.attempt_number - adaptations >= policy.max_retries + 1
 
         async def attempt() -> str:
-            nonlocal attempts, adaptations, thinking
+            nonlocal attempts, adaptations, thinking, refused
             attempts += 1
-            if attempts > 1 and on_restart is not None:
+            if attempts > 1 and on_restart is not None and not refused:
                 on_restart(attempts)
+            refused = False
             first_token.clear()
             usage.clear()
             thinking = _Thinking()
@@ -150,7 +152,8 @@ class Caller:
             except TimeoutError:
                 raise BackendTimeoutError(f"no complete answer within the {policy.timeout_s:g} s deadline") from None
             except BackendError as exc:
-                adaptations += _adapted(exc)
+                refused = _adapted(exc)
+                adaptations += refused
                 raise
             text = "".join(parts)
             if require_text and not text.strip():

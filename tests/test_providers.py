@@ -300,3 +300,32 @@ def test_debug_output_names_each_adaptation() -> None:
             result = run_cli("ask", "--mode", "sequential", *flags, "--base-url", server.url, "--model", profile.model, "Hi?")
         assert result.returncode == 0, result.stderr
         assert ("adapted: max_tokens->max_completion_tokens" in result.stderr) == debug
+
+
+@pytest.mark.anyio
+async def test_an_adapted_re_send_is_no_restart_in_the_events() -> None:
+    profile = PROFILES["openai-unknown-reasoning"]
+    with serve(profile) as server:
+        async with sot.stream(QUESTION, base_url=server.url, model=profile.model, mode="sot") as answer_events:
+            seen = [type(event).__name__ async for event in answer_events]
+        assert refused(server)  # it was refused, and adapted
+    assert "SkeletonRestarted" not in seen and "ExpansionRestarted" not in seen
+    assert answer_events.answer is not None
+    assert_complete(answer_events.answer.to_dict())
+
+
+def test_learning_is_safe_across_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = {"model": "x", "messages": [], "max_tokens": 3, "stop": ["\n\n"]}
+    refusal = {"error": {"message": "Unsupported parameter: 'max_tokens'", "param": "max_tokens",
+                         "code": "unsupported_parameter"}}  # fmt: skip
+
+    def one(_: int) -> list[str]:
+        negotiator = Negotiator("http://threads.example/v1", "x")
+        return negotiator.learn(400, refusal, body, body)  # all sent before anyone learned
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(one, range(64)))
+    assert all(results)  # every refused call may send again
+    assert Negotiator("http://threads.example/v1", "x").notes == ["max_tokens->max_completion_tokens"]
