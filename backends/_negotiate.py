@@ -65,7 +65,8 @@ DROPPABLE = frozenset(
 # reasoning_effort values from least thinking up, as far as servers differ on them.
 _EFFORT_STEP = {"none": "minimal", "minimal": "low"}
 # OpenAI's reasoning models: o1, o3, o4-mini ... and the gpt-5 family (a provider prefix allowed).
-_OPENAI_REASONING = re.compile(r"^(?:[\w.-]+/)?(?:o[1-9](?:-|$)|gpt-5)", re.IGNORECASE)
+# gpt-5-chat models are chat models: left to be learned if they refuse anything.
+_OPENAI_REASONING = re.compile(r"^(?:[\w.-]+/)?(?:o[1-9](?:-|$)|gpt-5(?:\.\d+)?(?![.\d]|-chat))", re.IGNORECASE)
 _REASONING_DEFAULT_DROPS = frozenset(
     {
         "temperature",
