@@ -344,7 +344,7 @@ def render(profile: Profile, request: SeenRequest, text: str, *, fail_mid_stream
             error = {"code": "server_error", "message": "Provider disconnected unexpectedly"}
             stream.data(stream.chunk({"content": ""}, "error", error=error))
             stream.blocks.append(f"{profile.data_prefix}[DONE]\n\n")
-            return Reply(sse=stream.blocks)
+            return Reply(events=stream.blocks)
     usage = _usage(request, done, reasoning_tokens, profile.report_reasoning_tokens)
     if profile.usage != "last_content":
         extra = {"usage": usage} if profile.usage == "every" else {}
@@ -363,7 +363,7 @@ def render(profile: Profile, request: SeenRequest, text: str, *, fail_mid_stream
             }
         )
     stream.blocks.append(f"{profile.data_prefix}[DONE]\n\n")
-    return Reply(sse=stream.blocks)
+    return Reply(events=stream.blocks)
 
 
 def provider_handler(profile: Profile, script: Handler | None = None) -> Handler:

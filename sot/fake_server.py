@@ -32,6 +32,7 @@ Fault = Literal["reset", "stall", "cut", "malformed"]
 _POINT = re.compile(r"^Point(?: \d+)?: \[(.*)\]\s*$", re.MULTILINE)
 _PARTS = re.compile(r"^The answer has these parts: (.*)\.$", re.MULTILINE)
 # How a client leaving shows up on the server's side of a socket.
+_SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 _CLIENT_GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 
 
@@ -40,14 +41,14 @@ class Reply:
     text: str = ""
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    error_body: Any = None  # the JSON error body: an object, or an array as some providers send
+    error_body: Any = None  # JSON of an error reply: an object, an array (Gemini), FastAPI's detail ...
     first_delay: float = 0.0
     token_delay: float = 0.0
     fault: Fault | None = None
     fault_after: int = 0  # chunks sent before the fault
     finish_reason: bool = True  # False: end with [DONE] alone, as some servers do
     stream: bool = True  # False: answer with one JSON completion even when asked to stream
-    sse: list[str] | None = None  # raw SSE blocks sent as they are, instead of chunks made from `text`
+    events: list[str] | None = None  # raw SSE blocks (e.g. "data: {...}\n\n"), sent instead of the text
 
 
 @dataclass
@@ -241,6 +242,13 @@ class FakeServer:
             body = reply.error_body or {"error": {"message": f"scripted status {reply.status}"}}
             await self._send_json(stream, reply.status, body, reply.headers)
             return True
+        if reply.events is not None:
+            await stream.send(_SSE_HEAD)
+            for block in reply.events:
+                data = block.encode()
+                await stream.send(b"%x\r\n%s\r\n" % (len(data), data))
+            await stream.send(b"0\r\n\r\n")
+            return True
         if not reply.stream:
             message = {"role": "assistant", "content": reply.text}
             completion = {
@@ -249,7 +257,7 @@ class FakeServer:
             }
             await self._send_json(stream, 200, completion, {})
             return True
-        await stream.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        await stream.send(_SSE_HEAD)
         # A stalled server only notices the client leaving by reading: watch for EOF meanwhile.
         client_left = False
         keep = False
@@ -289,11 +297,6 @@ class FakeServer:
 
         if reply.first_delay:
             await anyio.sleep(reply.first_delay)
-        if reply.sse is not None:  # a provider's own stream shape (sot/fake_providers.py)
-            for block in reply.sse:
-                await stream.send(b"%x\r\n%s\r\n" % (len(block.encode()), block.encode()))
-            await stream.send(b"0\r\n\r\n")
-            return True
         words = _words(reply.text)
         for sent, word in enumerate(words):
             if reply.fault and sent == reply.fault_after:
