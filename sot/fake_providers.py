@@ -25,34 +25,26 @@ ReasoningShape = Literal["think", "reasoning_content", "reasoning"]
 UsageShape = Literal["final", "every", "last_content", "x_groq", "none"]
 Validator = Callable[[dict[str, Any]], Reply | None]
 
+
 # What every OpenAI-compatible server takes (the chat completions schema, as sot uses it).
-_OPENAI_FIELDS = frozenset(
-    {
-        "model",
-        "messages",
-        "max_tokens",
-        "max_completion_tokens",
-        "temperature",
-        "top_p",
-        "n",
-        "stream",
-        "stream_options",
-        "stop",
-        "frequency_penalty",
-        "presence_penalty",
-        "seed",
-        "logprobs",
-        "top_logprobs",
-        "logit_bias",
-        "response_format",
-        "user",
-        "store",
-        "metadata",
-        "tools",
-        "tool_choice",
-        "parallel_tool_calls",
-        "service_tier",
-    }
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_OPENAI_FIELDS = _names(
+    "model messages max_tokens max_completion_tokens temperature top_p n stream stream_options stop "
+    "frequency_penalty presence_penalty seed logprobs top_logprobs logit_bias response_format user store metadata "
+    "tools tool_choice parallel_tool_calls service_tier"
+)
+# What OpenAI's reasoning models refuse, in the order this emulation reports them (one per reply).
+_REASONING_REFUSED = (
+    "top_p",
+    "frequency_penalty",
+    "presence_penalty",
+    "stop",
+    "logprobs",
+    "top_logprobs",
+    "logit_bias",
 )
 THINKING = "Let me think about the question first. The user wants a list; I should plan it."
 
@@ -98,15 +90,7 @@ def _openai_reasoning(efforts: tuple[str, ...]) -> Validator:
                 param="temperature",
                 code="unsupported_value",
             )
-        for name in (
-            "top_p",
-            "frequency_penalty",
-            "presence_penalty",
-            "stop",
-            "logprobs",
-            "top_logprobs",
-            "logit_bias",
-        ):
+        for name in _REASONING_REFUSED:
             if name in body:
                 return _openai_error(
                     400,
@@ -133,23 +117,10 @@ def _openai_reasoning(efforts: tuple[str, ...]) -> Validator:
 
 def _gemini(body: dict[str, Any]) -> Reply | None:
     """Gemini's OpenAI layer: every unknown field in one 400, the error wrapped in a JSON array."""
-    known = {
-        "model",
-        "messages",
-        "max_tokens",
-        "max_completion_tokens",
-        "temperature",
-        "top_p",
-        "n",
-        "stream",
-        "stream_options",
-        "stop",
-        "seed",
-        "response_format",
-        "reasoning_effort",
-        "tools",
-        "tool_choice",
-    }
+    known = _names(
+        "model messages max_tokens max_completion_tokens temperature top_p n stream stream_options stop seed "
+        "response_format reasoning_effort tools tool_choice"
+    )
     unknown = [name for name in body if name not in known]
     if not unknown:
         return None
@@ -162,26 +133,10 @@ def _gemini(body: dict[str, Any]) -> Reply | None:
 
 def _mistral(body: dict[str, Any]) -> Reply | None:
     """Mistral: a strict schema; every extra field is a 422 ``extra_forbidden`` naming its location."""
-    known = {
-        "model",
-        "messages",
-        "temperature",
-        "top_p",
-        "max_tokens",
-        "stream",
-        "stop",
-        "random_seed",
-        "response_format",
-        "tools",
-        "tool_choice",
-        "presence_penalty",
-        "frequency_penalty",
-        "n",
-        "prediction",
-        "parallel_tool_calls",
-        "safe_prompt",
-        "prompt_mode",
-    }
+    known = _names(
+        "model messages temperature top_p max_tokens stream stop random_seed response_format tools tool_choice "
+        "presence_penalty frequency_penalty n prediction parallel_tool_calls safe_prompt prompt_mode"
+    )
     detail = []
     for name, value in body.items():
         if name in known:
