@@ -27,8 +27,12 @@ Validator = Callable[[dict[str, Any]], Reply | None]
 
 
 # What every OpenAI-compatible server takes (the chat completions schema, as sot uses it).
+def _words_of(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
 def _names(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+    return frozenset(_words_of(text))
 
 
 _OPENAI_FIELDS = _names(
@@ -37,15 +41,7 @@ _OPENAI_FIELDS = _names(
     "tools tool_choice parallel_tool_calls service_tier"
 )
 # What OpenAI's reasoning models refuse, in the order this emulation reports them (one per reply).
-_REASONING_REFUSED = (
-    "top_p",
-    "frequency_penalty",
-    "presence_penalty",
-    "stop",
-    "logprobs",
-    "top_logprobs",
-    "logit_bias",
-)
+_REASONING_REFUSED = _words_of("top_p frequency_penalty presence_penalty stop logprobs top_logprobs logit_bias")
 THINKING = "Let me think about the question first. The user wants a list; I should plan it."
 
 
