@@ -11,8 +11,11 @@ counts reasoning characters and the seconds from the first reasoning text to the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
+
+from ._negotiate import ClientStop
+from .base import ChatChunk
 
 OPEN = "<think>"
 CLOSE = "</think>"
@@ -96,3 +99,40 @@ class ReasoningSplitter:
         if self._state == "inside":
             return "", self._thought(held)
         return (held if held.strip() else ""), ""
+
+
+class ChunkFilter:
+    """One stream's chunks as the caller sees them: thinking apart from answer text, a refused stop applied.
+
+    ``client_stop`` holds the stop strings the server refused (backends/_negotiate.py): the answer is
+    cut at the first one and ``stopped`` turns true, so the reader closes the stream there.
+    """
+
+    def __init__(self, client_stop: Sequence[str] = ()) -> None:
+        self.splitter = ReasoningSplitter()
+        self._stop = ClientStop(client_stop)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.stopped
+
+    def __call__(self, chunk: ChatChunk) -> ChatChunk | None:
+        """`chunk` with raw content and reasoning, filtered; None when nothing is left to pass on."""
+        answer, thought = self.splitter.feed(chunk.text, chunk.reasoning)
+        finish = chunk.finish_reason
+        if finish is not None:
+            rest, more = self.splitter.finish()
+            answer, thought = answer + rest, thought + more
+        text = self._stop.feed(answer)
+        if self._stop.stopped:
+            finish = "stop"
+        elif finish is not None:
+            text += self._stop.flush()
+        if not (text or thought or finish is not None or chunk.usage is not None):
+            return None
+        return ChatChunk(text, finish, chunk.usage, thought)
+
+    def end(self) -> ChatChunk | None:
+        """What was held back when a stream ends without a finish_reason ([DONE] alone)."""
+        chunk = None if self.stopped else self(ChatChunk(finish_reason="stop"))
+        return chunk if chunk is not None and (chunk.text or chunk.reasoning) else None

@@ -31,8 +31,8 @@ from sot.errors import (
 )
 from sot.result import Usage
 
-from ._negotiate import ClientStop, Negotiator
-from ._reasoning import ReasoningSplitter
+from ._negotiate import Negotiator
+from ._reasoning import ChunkFilter
 from .base import ChatChunk, ChatRequest
 
 Dialect = Literal["openai", "llama.cpp", "vllm"]
@@ -138,6 +138,7 @@ def _parse_completion(payload: Any) -> ChatChunk:
         text=message.get("content") or "",
         finish_reason=choices[0].get("finish_reason") or "stop",
         usage=_usage(payload.get("usage")),
+        reasoning=str(message.get("reasoning_content") or message.get("reasoning") or ""),
     )
 
 
@@ -260,8 +261,7 @@ class OpenAICompatBackend:
         # The SDK takes the standard core as arguments and sends the rest as it is.
         kwargs = {name: body.pop(name) for name in ("model", "messages", "stream")}
         kwargs["extra_body"] = body
-        splitter = ReasoningSplitter()
-        client_stop = ClientStop(prepared.client_stop)
+        answer_only = ChunkFilter(prepared.client_stop)  # thinking apart; a stop the server refused, applied here
         if prepared.adaptations:
             yield ChatChunk(adaptations=prepared.adaptations)
         finished = False
@@ -272,11 +272,9 @@ class OpenAICompatBackend:
             async with self._create(**kwargs) as response:
                 if response.headers.get("content-type", "").startswith("application/json"):
                     # A server that ignores stream=true answers with one completion object.
-                    whole = _parse_completion(json.loads(await response.read()))
-                    answer, thought = splitter.feed(whole.text)
-                    rest, more = splitter.finish()
-                    text = client_stop.feed(answer + rest) + client_stop.flush()
-                    yield ChatChunk(text, whole.finish_reason, whole.usage, thought + more)
+                    whole = answer_only(_parse_completion(json.loads(await response.read())))
+                    if whole is not None:
+                        yield whole
                     return
                 async for line in response.iter_lines():
                     if line.startswith("data:") and line[5:].strip() == "[DONE]":
@@ -286,22 +284,13 @@ class OpenAICompatBackend:
                     if chunk is None:
                         continue
                     finished = finished or chunk.finish_reason is not None
-                    answer, thought = splitter.feed(chunk.text, chunk.reasoning)
-                    if chunk.finish_reason is not None:
-                        rest, more = splitter.finish()
-                        answer, thought = answer + rest, thought + more
-                    text = client_stop.feed(answer)
-                    if client_stop.stopped:  # a stop the server refused, emulated: cut here, close the stream
-                        yield ChatChunk(text, "stop", chunk.usage, thought)
+                    filtered = answer_only(chunk)
+                    if filtered is not None:
+                        yield filtered
+                    if answer_only.stopped:  # the emulated stop: cut here, close the stream
                         return
-                    if chunk.finish_reason is not None:
-                        text += client_stop.flush()
-                    if text or thought or chunk.finish_reason is not None or chunk.usage is not None:
-                        yield ChatChunk(text, chunk.finish_reason, chunk.usage, thought)
-                rest, more = splitter.finish()  # a stream that ended with [DONE] alone
-                tail = client_stop.feed(rest) + client_stop.flush()
-                if tail or more:
-                    yield ChatChunk(tail, reasoning=more)
+                if not answer_only.stopped and (tail := answer_only.end()) is not None:
+                    yield tail  # what was held back when a stream ends with [DONE] alone
         except openai.APIStatusError as exc:
             error = _map_error(exc, self._secret)
             adapted = self.negotiator.learn(exc.status_code, exc.body, original, prepared.body)

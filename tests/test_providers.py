@@ -329,3 +329,19 @@ def test_learning_is_safe_across_threads() -> None:
         results = list(pool.map(one, range(64)))
     assert all(results)  # every refused call may send again
     assert Negotiator("http://threads.example/v1", "x").notes == ["max_tokens->max_completion_tokens"]
+
+
+def test_chunk_filter_keeps_thinking_apart_and_applies_a_refused_stop() -> None:
+    from sot.backends._reasoning import ChunkFilter
+    from sot.backends.base import ChatChunk
+
+    answer_only = ChunkFilter(["\n\n"])
+    pieces = ["<thi", "nk>plan\n\nmore</th", "ink>\n", "One.\n", "\nTwo."]
+    out = [answer_only(ChatChunk(text=piece)) for piece in pieces]
+    assert "".join(c.text for c in out if c) == "One."
+    assert "".join(c.reasoning for c in out if c) == "plan\n\nmore"  # a stop inside thinking is no stop
+    assert answer_only.stopped and out[-1] is not None and out[-1].finish_reason == "stop"
+    held = ChunkFilter(["END"])
+    assert held(ChatChunk(text="abcEN")) == ChatChunk(text="abc")
+    tail = held.end()
+    assert tail is not None and tail.text == "EN"
