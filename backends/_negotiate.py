@@ -103,10 +103,16 @@ _WORDING = [
         r"not allowed|not permitted|unknown)",
         re.IGNORECASE,
     ),
+    # Bare names ("logprobs is not supported"): safe, since only a field the request sent can match.
+    re.compile(rf"\b{_NAME} (?:is|are) (?:not supported|unsupported|not allowed|not permitted)", re.IGNORECASE),
+    re.compile(rf"does not support (?:the )?(?:parameter|field|argument)s?\s*:?\s*{_Q}{_NAME}", re.IGNORECASE),
+    re.compile(rf"unexpected (?:keyword )?(?:argument|field|parameter|property)s?\s*:?\s*{_Q}{_NAME}", re.I),
+    re.compile(rf"\({_Q}{_NAME}{_Q} (?:was|were) unexpected\)", re.IGNORECASE),  # JSON Schema's additionalProperties
+    re.compile(rf"{_NAME}\s*:\s*extra (?:inputs|fields) (?:are )?not permitted", re.IGNORECASE),
 ]
 _REFUSAL_WORDS = re.compile(
     r"unsupported|not supported|unknown (?:name|field|parameter)|unrecogni[sz]ed|not permitted|not allowed|"
-    r"extra (?:inputs|fields)|does not support",
+    r"extra (?:inputs|fields)|does not support|only the default|unexpected (?:keyword|argument|field|property)",
     re.IGNORECASE,
 )
 
@@ -144,7 +150,7 @@ def _top_level(path: str, sent: Mapping[str, Any], at: str | None = None) -> str
     for candidate in (at, path):
         if not candidate:
             continue
-        head = re.split(r"[.\[]", candidate, maxsplit=1)[0]
+        head = re.split(r"[.\[]", candidate.removeprefix("body."), maxsplit=1)[0]
         if head in sent:
             return head
     for key, value in sent.items():  # a nested name alone, e.g. "include_usage" of stream_options
@@ -170,7 +176,7 @@ def find_refusals(status: int, body: Any, sent: Mapping[str, Any]) -> list[Refus
             for pattern in _WORDING:
                 for match in pattern.finditer(item):
                     at = match.group(2) if pattern.groups > 1 else None
-                    value_only = bool(re.search(r"unsupported value|does not support", match.group(0), re.I))
+                    value_only = bool(re.search(r"unsupported value|[\"'`]\s*does not support", match.group(0), re.I))
                     add(_top_level(match.group(1), sent, at), value_only)
             continue
         # Structured pointers: OpenAI's param + code, pydantic's loc + type (Mistral, FastAPI servers).

@@ -345,3 +345,22 @@ def test_chunk_filter_keeps_thinking_apart_and_applies_a_refused_stop() -> None:
     assert held(ChatChunk(text="abcEN")) == ChatChunk(text="abc")
     tail = held.end()
     assert tail is not None and tail.text == "EN"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"error": {"message": "logprobs is not supported with this model"}}, "logprobs"),
+        ({"error": {"message": "This model does not support the parameter `seed`"}}, "seed"),
+        ({"error": "create() got an unexpected keyword argument 'seed'"}, "seed"),
+        ({"message": "Additional properties are not allowed ('seed' was unexpected)"}, "seed"),
+        ({"error": {"message": "body.seed: Extra inputs are not permitted"}}, "seed"),
+        ({"error": {"message": "Failed to deserialize the JSON body: unknown field `seed`, expected one of"}}, "seed"),
+        ({"error": {"message": "Only the default (1) value is supported.", "param": "temperature"}}, "temperature"),
+        ({"error": {"message": "The model `m` does not exist or you do not have access to it."}}, None),
+        ({"error": {"message": "'stop' is not supported"}}, None),  # not sent: nothing to adapt
+    ],
+)
+def test_refusal_wordings_seen_in_the_wild(body: Any, field: str | None) -> None:
+    sent = {"model": "m", "messages": [], "max_tokens": 3, "seed": 1, "logprobs": True, "temperature": 0.2}
+    assert [r.name for r in find_refusals(400, body, sent)] == ([field] if field else [])
