@@ -31,6 +31,8 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
     frequency_penalty: float | None = None
     reasoning: Reasoning = "default"  # how much a reasoning model may think, where the server has a knob
+    # Seconds without a data event after which a backend calls the stream stalled (set by sot.calls).
+    stall_timeout: float | None = None
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 Each endpoint has its own in-flight limit. A call prefers the endpoint its prompt's prefix hashes
 to (so the expansions of one question meet one server's prefix cache) while that endpoint has
 room, and otherwise the least loaded healthy one. An endpoint whose call fails with a retryable
-error is out of rotation for a cooldown; the call itself fails, and sot's one retry loop
-(``sot.calls``) sends the next attempt elsewhere, so no point is lost and order is kept.
+error (a stall on its stall deadline included) or refuses connections is out of rotation for a
+cooldown; the call itself fails, and sot's one retry loop (``sot.calls``) sends the next attempt
+elsewhere, so no point is lost and order is kept. A refusal, final on a lone server, is retried
+here while another endpoint is in rotation.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from sot.errors import BackendError, ConfigurationError
+from sot.errors import BackendConnectionError, BackendError, ConfigurationError
 
 from .base import Backend, ChatChunk, ChatRequest
 
@@ -70,8 +72,12 @@ class EndpointPool:
                 async for chunk in endpoint.backend.stream_chat(request):
                     yield chunk
         except BackendError as exc:
-            if exc.retryable:
-                endpoint.down_until = time.monotonic() + self.cooldown_s
+            refused = isinstance(exc, BackendConnectionError)
+            if exc.retryable or refused:
+                now = time.monotonic()
+                endpoint.down_until = now + self.cooldown_s
+                if refused and not exc.retryable and any(e.healthy(now) for e in self.endpoints):
+                    exc.retryable = True  # another server can take the retry
             raise
         finally:
             endpoint.in_flight -= 1

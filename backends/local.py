@@ -16,12 +16,12 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-import httpx
 from filelock import FileLock, Timeout
 
 from sot import constants
 from sot.errors import LocalServerError
 
+from ._probe import healthy
 from .llama_server import ServerSettings, find_server, llama_server
 from .model_files import cache_dir, resolve_model, say
 from .openai_compat import OpenAICompatBackend
@@ -57,16 +57,15 @@ def _state_path() -> Path:
     return cache_dir() / STATE_NAME
 
 
-def advertised_url() -> str | None:
-    """The URL of a healthy server that ``sot serve`` advertises, if any."""
+async def advertised_url() -> str | None:
+    """The URL of a healthy server that ``sot serve`` advertises, if any (its health check has a total deadline)."""
     try:
         state = json.loads(_state_path().read_text())
         url = str(state["url"])
         os.kill(int(state["pid"]), 0)
-        response = httpx.get(url.removesuffix("/v1") + "/health", timeout=2.0)
-    except (OSError, ValueError, KeyError, httpx.HTTPError):
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    return url if response.status_code == 200 else None
+    return url if await healthy(url.removesuffix("/v1") + "/health") else None
 
 
 def advertise(server: ManagedServer, settings: ServerSettings) -> None:
@@ -97,7 +96,7 @@ async def _acquire(lock: FileLock) -> bool:
     except Timeout:
         say("another sot command is using the local server; waiting for it")
     while True:
-        if await anyio.to_thread.run_sync(advertised_url):
+        if await advertised_url():
             return False
         try:
             await anyio.to_thread.run_sync(lambda: lock.acquire(timeout=0.5))
@@ -117,12 +116,12 @@ class LocalBackend:
     @classmethod
     async def start(cls, config: LocalConfig | None = None, **overrides: Any) -> LocalBackend:
         config = config or LocalConfig(**overrides)
-        url = await anyio.to_thread.run_sync(advertised_url)
+        url = await advertised_url()
         if url:
             return cls(_backend(url), None, None)
         lock = _server_lock()
         if not await _acquire(lock):
-            url = await anyio.to_thread.run_sync(advertised_url)
+            url = await advertised_url()
             return cls(_backend(url or ""), None, None)
         try:
             server, _ = await _start_server(config)
@@ -143,7 +142,7 @@ class LocalBackend:
 async def serve_forever(config: LocalConfig) -> None:
     """``sot serve``: run the local server in the foreground and advertise it until interrupted."""
     lock = _server_lock()
-    if advertised_url():
+    if await advertised_url():
         raise LocalServerError("a local server is already running (sot serve)")
     if not await _acquire(lock):
         raise LocalServerError("a local server is already running (sot serve)")

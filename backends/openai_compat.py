@@ -1,22 +1,26 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp server, SGLang, hosted APIs).
 
-Calls go through the ``openai`` SDK with its own retries off (``max_retries=0``): sot's retry
-loop in ``sot.calls`` is the only one. The SDK runs on an ``httpx.AsyncClient`` we own, so one
-connection pool serves every call of a client. ``_map_error`` is the one place where SDK, httpx
-and JSON errors become ``sot.errors`` exceptions.
+Plain httpx on a client we own (one pool for every call of a backend): the request body is built by
+``build_body``, the SSE body is read by ``backends/_sse.py`` (line endings, size caps, bounded
+decompression) and every chunk parsed once by ``backends/_chunks.py``. sot's retry loop in
+``sot.calls`` is the only one. ``_map_error`` is the one place where HTTP statuses, httpx, stall and
+stream errors become ``sot.errors`` exceptions, each with the fix where there is one, and never a URL,
+header or key.
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import math
 import re
+import ssl
 import time
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
-import httpx
-import openai
+import anyio
 
 from sot import constants
 from sot.errors import (
@@ -25,149 +29,266 @@ from sot.errors import (
     BackendError,
     BackendTimeoutError,
     BadRequestError,
+    ConfigurationError,
+    ConflictError,
+    ContextLengthError,
     ProtocolError,
     RateLimitError,
+    RequestTimeoutError,
     ServerError,
 )
-from sot.result import Usage
 
+from . import _sse
+from ._chunks import ErrorBody, StreamChunk, error_body, parse_chunk, parse_completion
+from ._httpx import httpx
 from ._negotiate import Negotiator
+from ._probe import ProbeFailed, get_json
 from ._reasoning import ChunkFilter
+from ._redact import redact
 from .base import ChatChunk, ChatRequest
 
 Dialect = Literal["openai", "llama.cpp", "vllm"]
-_URL = re.compile(r"\b\w+://\S+")
-_PLACEHOLDER_KEY = "sot-no-key"
+__all__ = ["Dialect", "OpenAICompatBackend", "build_body", "parse_retry_after", "redact"]
+
+_CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "string_above_max_length"})
+_CONTEXT_TEXT = re.compile(
+    r"context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|max_model_len|n_ctx"
+    r"|exceeds? the (available )?(context|maximum)",
+    re.IGNORECASE,
+)
+_CONTEXT_FIX = (
+    "lower --max-tokens / --point-max-tokens or shorten the question, or give the server a larger context "
+    "(llama-server --ctx-size, vLLM --max-model-len)"
+)
+_NOT_AN_API = "the address answered with a web page (HTML), not an OpenAI-compatible API: check --base-url"
+_REQUEST_ID = re.compile(r"[^A-Za-z0-9._:-]")
 
 
-def redact(text: str, secret: str | None) -> str:
-    """Drop URLs and the secret from server-provided text; keep it to one short line."""
-    if secret:
-        text = text.replace(secret, "***")
-    text = _URL.sub("<url>", text)
-    text = re.sub(r"\s+", " ", text).strip()
-    return text[:200]
+class _HttpStatus(Exception):
+    """A non-2xx reply (internal: ``_map_error`` turns it into sot's error)."""
+
+    def __init__(self, response: httpx.Response, body: bytes) -> None:
+        super().__init__(response.status_code)
+        self.status = response.status_code
+        self.headers = response.headers
+        self.body = body
+
+
+class _StreamError(Exception):
+    """A top-level ``error`` in a 200 stream (internal)."""
+
+    def __init__(self, error: ErrorBody, headers: httpx.Headers) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.headers = headers
+
+
+class _Stalled(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
+class _NotAnApi(Exception):
+    pass
+
+
+def _seconds(raw: str) -> float | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date).
+
+    Garbage, negative, NaN, infinite and past dates count as absent: the normal backoff applies.
+    """
     if not headers:
         return None
-    raw_ms = headers.get("retry-after-ms")
+    raw_ms = (headers.get("retry-after-ms") or "").strip()
     if raw_ms:
-        try:
-            return max(0.0, float(raw_ms) / 1000.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
+        wait_ms = _seconds(raw_ms)
+        if wait_ms is not None:
+            return wait_ms / 1000.0
+    raw = (headers.get("retry-after") or "").strip()
     if not raw:
         return None
+    wait = _seconds(raw)
+    if wait is not None:
+        return wait
     try:
-        return max(0.0, float(raw))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - time.time())
+        parsed = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    remaining = parsed.timestamp() - time.time() if parsed is not None else -1.0
+    return remaining if remaining > 0 else None
 
 
-def _server_message(exc: openai.APIStatusError, secret: str | None) -> str:
-    body: Any = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if message:
-            return redact(str(message), secret)
-    return ""
+def request_id(headers: Mapping[str, str] | None) -> str | None:
+    """The server's id for this request (``x-request-id`` / ``request-id``), cleaned and capped."""
+    if not headers:
+        return None
+    raw = headers.get("x-request-id") or headers.get("request-id") or ""
+    cleaned = _REQUEST_ID.sub("", raw)[:100]
+    return cleaned or None
 
 
-def _map_error(exc: BaseException, secret: str | None) -> BackendError:
+def _looks_like_html(body: bytes, content_type: str) -> bool:
+    return "html" in content_type.lower() or body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))
+
+
+def _status_error(exc: _HttpStatus, secrets: tuple[str | None, ...], base_path: str) -> BackendError:
+    status = exc.status
+    rid = request_id(exc.headers)
+    retry_after = parse_retry_after(exc.headers)
+    html = _looks_like_html(exc.body, exc.headers.get("content-type", ""))
+    parsed: ErrorBody | None = None
+    as_json = False  # the server's own JSON error: a 404 then means a missing model, not a missing /v1
+    if not html:
+        try:
+            parsed = error_body(json.loads(exc.body)) if exc.body else None
+            as_json = parsed is not None
+        except ValueError:
+            text = exc.body.decode("utf-8", "replace").strip()
+            parsed = ErrorBody(message=text) if text else None
+    detail = redact(parsed.message, *secrets) if parsed and parsed.message else ""
+    where = f"HTTP {status}" + (f": {detail}" if detail else "")
+    suffix = f" [request id {rid}]" if rid else ""
+    if status in (401, 403):
+        # No server text here: providers echo (parts of) the key they rejected.
+        message = f"authentication failed (HTTP {status}): check --api-key / $SOT_API_KEY{suffix}"
+        return AuthenticationError(message, status_code=status, request_id=rid)
+    if status == 429:
+        message = f"rate limited ({where}){suffix}"
+        return RateLimitError(message, status_code=status, retry_after=retry_after, request_id=rid)
+    error: BackendError
+    if 300 <= status < 400:
+        message = (
+            f"the server redirected the request (HTTP {status}); sot does not follow redirects: give the final "
+            f"address as --base-url{suffix}"
+        )
+        error = BadRequestError(message, status_code=status)
+    elif status == 408:
+        error = RequestTimeoutError(f"the server timed out the request ({where}){suffix}", status_code=status)
+    elif status == 409:
+        error = ConflictError(f"the server reported a conflict ({where}){suffix}", status_code=status)
+    elif status >= 500:
+        message = f"server error ({where}){suffix}"
+        return ServerError(message, status_code=status, retry_after=retry_after, request_id=rid)
+    elif status == 404 and not as_json and not re.search(r"/v\d", base_path):
+        error = BadRequestError(
+            f"HTTP 404: nothing serves chat completions at this address; OpenAI-compatible servers serve them "
+            f"under /v1: add /v1 to the end of --base-url{suffix}",
+            status_code=status,
+        )
+    elif html:
+        error = BadRequestError(f"{_NOT_AN_API} (HTTP {status}){suffix}", status_code=status)
+    elif status == 404 and not as_json:
+        message = f"HTTP 404: nothing serves chat completions at this address: check --base-url{suffix}"
+        error = BadRequestError(message, status_code=status)
+    elif parsed is not None and (parsed.code in _CONTEXT_CODES or _CONTEXT_TEXT.search(parsed.message)):
+        message = f"the prompt and the answer do not fit the model's context ({where}): {_CONTEXT_FIX}{suffix}"
+        error = ContextLengthError(message, status_code=status)
+    else:
+        error = BadRequestError(f"request rejected ({where}){suffix}", status_code=status)
+    error.request_id = rid
+    if isinstance(error, BadRequestError) and parsed is not None:
+        error.server_message = detail
+        error.code = parsed.code
+        error.param = parsed.param
+        error.error_type = parsed.error_type
+        error.loc = parsed.loc
+    if retry_after is not None:
+        error.retry_after = retry_after
+    return error
+
+
+def _refused(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError) or "refused" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _unresolved(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "name or service not known" in text or "nodename nor servname" in text or "name resolution" in text
+
+
+def _map_error(exc: BaseException, secrets: tuple[str | None, ...] = (), base_path: str = "/v1") -> BackendError:
     """Map a lower-layer error to sot's tree; the message names no URL, header or key."""
     if isinstance(exc, BackendError):
         return exc
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        detail = _server_message(exc, secret)
-        message = f"HTTP {status}" + (f": {detail}" if detail else "")
-        retry_after = parse_retry_after(exc.response.headers if exc.response is not None else None)
-        if status in (401, 403):
-            # No server text here: providers echo (parts of) the key they rejected.
-            return AuthenticationError(f"authentication failed (HTTP {status})", status_code=status)
-        if status == 429:
-            return RateLimitError(f"rate limited ({message})", status_code=status, retry_after=retry_after)
-        if status in constants.RETRYABLE_STATUS:
-            return ServerError(f"server error ({message})", status_code=status, retry_after=retry_after)
-        if status >= 500:
-            return ServerError(f"server error ({message})", status_code=status)
-        return BadRequestError(f"request rejected ({message})", status_code=status)
-    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
-        return BackendTimeoutError("the server did not answer in time")
+    if isinstance(exc, _HttpStatus):
+        return _status_error(exc, secrets, base_path)
+    if isinstance(exc, _StreamError):
+        error = exc.error
+        rid = request_id(exc.headers)
+        message = redact(error.message, *secrets) or "no message"
+        code = error.code or "no code"
+        text = f"the server sent an error inside the stream ({code}: {message}); its partial answer was dropped"
+        if error.status == 429:
+            return RateLimitError(text, status_code=None, request_id=rid)
+        return ServerError(text, status_code=error.status, request_id=rid)
+    if isinstance(exc, _Stalled):
+        return BackendTimeoutError(f"the server sent nothing for {exc.seconds:g} s (a stalled stream; --stall-timeout)")
+    if isinstance(exc, _NotAnApi):
+        return ProtocolError(_NOT_AN_API, retryable=False)
+    if isinstance(exc, httpx.TimeoutException):
+        return BackendTimeoutError("the server did not accept the connection in time: check --base-url and the network")
+    if isinstance(exc, httpx.ConnectError) and _refused(exc):
+        return BackendConnectionError(
+            "nothing is listening at the server's address (connection refused): check --base-url and that the "
+            "server is running",
+            retryable=False,
+        )
+    if isinstance(exc, httpx.ConnectError) and _unresolved(exc):
+        return BackendConnectionError("the server's host name could not be resolved: check --base-url", retryable=False)
     if isinstance(exc, httpx.RemoteProtocolError):
         return ProtocolError("the server closed the stream before the answer was complete")
-    if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
+    if isinstance(exc, httpx.TransportError):
         return BackendConnectionError("could not connect to the server, or the connection was reset")
-    if isinstance(exc, ValueError):  # json.JSONDecodeError, malformed SSE payloads
-        return ProtocolError("the server sent a malformed response")
-    if isinstance(exc, openai.APIError):
-        return ProtocolError(f"the server sent an error in the stream: {redact(exc.message, secret)}")
+    if isinstance(exc, ValueError):  # json.JSONDecodeError
+        return ProtocolError("the server sent a malformed response (not JSON)")
     return BackendError(f"unexpected backend failure: {type(exc).__name__}")
 
 
-def _usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    details = raw.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    completion_details = raw.get("completion_tokens_details")
-    thought = completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else None
-    return Usage(
-        prompt_tokens=int(raw.get("prompt_tokens") or 0),
-        completion_tokens=int(raw.get("completion_tokens") or 0),
-        cached_tokens=int(cached or 0),
-        reasoning_tokens=int(thought or 0),
-    )
+def build_body(
+    request: ChatRequest, model: str, dialect: Dialect = "openai", extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The JSON body of one streamed chat completion request."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "max_tokens": request.max_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.stop:
+        body["stop"] = list(request.stop)
+    if request.frequency_penalty is not None:
+        body["frequency_penalty"] = request.frequency_penalty
+    constraint = request.constraint
+    if constraint is not None and dialect == "llama.cpp" and constraint.gbnf:
+        body["grammar"] = constraint.gbnf
+    elif constraint is not None and dialect == "vllm" and constraint.regex:
+        # vLLM >= 0.12 reads structured outputs here; the old guided_* fields are gone.
+        body["structured_outputs"] = {"regex": constraint.regex}
+    return {**body, **(extra or {})}
 
 
-def _parse_completion(payload: Any) -> ChatChunk:
-    """A whole (non-streamed) chat completion as one chunk."""
-    if not isinstance(payload, dict) or payload.get("error"):
-        raise ProtocolError("the server sent an error instead of a completion")
-    choices = payload.get("choices") or [{}]
-    message = choices[0].get("message") or {}
-    return ChatChunk(
-        text=message.get("content") or "",
-        finish_reason=choices[0].get("finish_reason") or "stop",
-        usage=_usage(payload.get("usage")),
-        reasoning=str(message.get("reasoning_content") or message.get("reasoning") or ""),
-    )
-
-
-def _parse_event(line: str, secret: str | None) -> ChatChunk | None:
-    """One SSE line of a chat completion stream; None for comments, blanks and [DONE]."""
-    if not line.startswith("data:"):
-        return None
-    data = line[5:].strip()
-    if not data or data == "[DONE]":
-        return None
-    payload = json.loads(data)  # ValueError: malformed, mapped to ProtocolError
-    if not isinstance(payload, dict):
-        raise ValueError("event is not an object")
-    error = payload.get("error")
-    if error:
-        message = error.get("message") if isinstance(error, dict) else error
-        raise ProtocolError(f"the server sent an error in the stream: {redact(str(message), secret)}")
-    usage = _usage(payload.get("usage"))
-    choices = payload.get("choices") or []
-    if not choices:
-        return ChatChunk(usage=usage) if usage is not None else None
-    choice = choices[0]
-    delta = choice.get("delta") or {}
-    text = delta.get("content") or ""
-    reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
-    finish = choice.get("finish_reason")
-    if not (text or reasoning or finish or usage is not None):
-        return None
-    return ChatChunk(text=text, finish_reason=finish, usage=usage, reasoning=str(reasoning))
+def _chat_chunk(chunk: StreamChunk) -> ChatChunk:
+    """A parsed chunk as the backend's ``ChatChunk``, reasoning apart (``ChunkFilter`` splits ``<think>`` text)."""
+    return ChatChunk(text=chunk.text, finish_reason=chunk.finish_reason, usage=chunk.usage, reasoning=chunk.reasoning)
 
 
 class OpenAICompatBackend:
@@ -185,39 +306,43 @@ class OpenAICompatBackend:
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
-        self.negotiator = Negotiator(base_url, model)  # what this server accepts, learned per process
         self.dialect: Dialect = dialect
         self.name = name or ("openai-compatible" if dialect == "openai" else dialect)
-        self._secret = api_key
         self._extra_body = dict(extra_body or {})
-        # Read timeouts reset on every chunk; the real deadline is enforced per call in sot.calls.
+        url = httpx.URL(base_url.strip())
+        # User info in the URL becomes Basic auth: the URL we keep (and httpx logs) never holds it.
+        auth = httpx.BasicAuth(url.username, url.password) if url.userinfo else None
+        self._secrets: tuple[str | None, ...] = (api_key, url.password or None)
+        self.base_url = str(url.copy_with(username=None, password=None)).rstrip("/")
+        self._base_path = url.path
+        self.negotiator = Negotiator(self.base_url, model)  # what this server accepts, learned per process
+        headers = {"Accept-Encoding": "gzip, deflate", "Accept": "text/event-stream, application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        # The connect timeout only; reads are bounded by the stall deadline and sot.calls' total deadline.
+        # A plain-HTTP endpoint never uses TLS (redirects are not followed): skip loading the CA bundle
+        # (tens of ms at start-up) with a context that would verify, and so refuse, anything all the same.
+        verify: ssl.SSLContext | bool = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if url.scheme == "http" else True
         self._http = httpx.AsyncClient(
+            verify=verify,
             timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=constants.POOL_KEEPALIVE),
+            headers=headers,
+            auth=auth,
+            follow_redirects=False,
         )
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or _PLACEHOLDER_KEY,
-            max_retries=0,
-            http_client=self._http,
-        )
-        # The SDK imports its resource modules on first use (~0.7 s); pay that here, not inside the
-        # first answer's timings.
-        self._create = self._client.chat.completions.with_streaming_response.create
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend(name={self.name!r}, model={self.model!r}, dialect={self.dialect!r})"
 
-    def _constraint_body(self, request: ChatRequest) -> dict[str, Any]:
-        constraint = request.constraint
-        if constraint is None:
-            return {}
-        if self.dialect == "llama.cpp" and constraint.gbnf:
-            return {"grammar": constraint.gbnf}
-        if self.dialect == "vllm" and constraint.regex:
-            # vLLM >= 0.12 reads structured outputs here; the old guided_* fields are gone.
-            return {"structured_outputs": {"regex": constraint.regex}}
-        return {}
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The client this backend's calls go through (credentials attached, no URL user info)."""
+        return self._http
+
+    def build_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The whole JSON body of this request, before negotiation."""
+        return build_body(request, self.model, self.dialect, {**self._reasoning_body(request), **self._extra_body})
 
     def _reasoning_body(self, request: ChatRequest) -> dict[str, Any]:
         """The documented knobs that turn thinking down; whatever a server refuses is negotiated away."""
@@ -232,76 +357,157 @@ class OpenAICompatBackend:
         return off
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
-        """The extra, non-standard fields this request sends (public for tests and dry runs)."""
-        return {**self._extra_body, **self._reasoning_body(request), **self._constraint_body(request)}
-
-    def full_body(self, request: ChatRequest) -> dict[str, Any]:
-        """The whole request body before negotiation."""
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "max_tokens": request.max_tokens,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if request.temperature is not None:
-            kwargs["temperature"] = request.temperature
-        if request.seed is not None:
-            kwargs["seed"] = request.seed
-        if request.stop:
-            kwargs["stop"] = list(request.stop)
-        if request.frequency_penalty is not None:
-            kwargs["frequency_penalty"] = request.frequency_penalty
-        return {**kwargs, **self.request_body(request)}
+        """The non-standard fields this request sends (public for tests and dry runs)."""
+        standard = build_body(request, self.model, "openai")
+        return {k: v for k, v in self.build_body(request).items() if k not in standard or standard[k] != v}
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
-        original = self.full_body(request)
+        stall = request.stall_timeout or constants.DEFAULT_STALL_TIMEOUT_S
+        original = self.build_body(request)
         prepared = self.negotiator.prepare(original)
-        body = dict(prepared.body)
-        # The SDK takes the standard core as arguments and sends the rest as it is.
-        kwargs = {name: body.pop(name) for name in ("model", "messages", "stream")}
-        kwargs["extra_body"] = body
-        answer_only = ChunkFilter(prepared.client_stop)  # thinking apart; a stop the server refused, applied here
         if prepared.adaptations:
             yield ChatChunk(adaptations=prepared.adaptations)
-        finished = False
+        body = json.dumps(prepared.body, ensure_ascii=False).encode()
         try:
-            # The SDK builds the request and raises per status; we read the SSE body ourselves, to its
-            # very end: the SDK stops at [DONE] and closes an unfinished body, which makes httpx drop
-            # the connection, so every call would pay a new connection (and TLS handshake).
-            async with self._create(**kwargs) as response:
-                if response.headers.get("content-type", "").startswith("application/json"):
-                    # A server that ignores stream=true answers with one completion object.
-                    whole = answer_only(_parse_completion(json.loads(await response.read())))
-                    if whole is not None:
-                        yield whole
-                    return
-                async for line in response.iter_lines():
-                    if line.startswith("data:") and line[5:].strip() == "[DONE]":
-                        finished = True  # some servers end with [DONE] and never send a finish_reason
-                        continue
-                    chunk = _parse_event(line, self._secret)
-                    if chunk is None:
-                        continue
-                    finished = finished or chunk.finish_reason is not None
-                    filtered = answer_only(chunk)
-                    if filtered is not None:
-                        yield filtered
-                    if answer_only.stopped:  # the emulated stop: cut here, close the stream
-                        return
-                if not answer_only.stopped and (tail := answer_only.end()) is not None:
-                    yield tail  # what was held back when a stream ends with [DONE] alone
-        except openai.APIStatusError as exc:
-            error = _map_error(exc, self._secret)
-            adapted = self.negotiator.learn(exc.status_code, exc.body, original, prepared.body)
-            if adapted and isinstance(error, BadRequestError):
-                error.adaptation = tuple(adapted)  # sot.calls sends it again at once, adapted
+            outgoing = self._http.build_request(
+                "POST", self.base_url + "/chat/completions", content=body, headers={"Content-Type": "application/json"}
+            )
+            try:
+                with anyio.fail_after(stall):
+                    response = await self._http.send(outgoing, stream=True)
+            except TimeoutError:
+                raise _Stalled(stall) from None
+            try:
+                async for chunk in self._read(response, stall, ChunkFilter(prepared.client_stop)):
+                    yield chunk
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+        except _HttpStatus as exc:
+            error = _map_error(exc, self._secrets, self._base_path)
+            # A refused field is adapted; a real 400 (context too long, a bad model) never is.
+            if (
+                isinstance(error, BadRequestError)
+                and not isinstance(error, ContextLengthError)
+                and exc.status in (400, 422)
+            ):
+                try:
+                    refusal = json.loads(exc.body)
+                except ValueError:
+                    refusal = None
+                adapted = self.negotiator.learn(exc.status, refusal, original, prepared.body)
+                error.adaptation = tuple(adapted)  # non-empty: sot.calls sends it again at once, adapted
             raise error from None
-        except (openai.OpenAIError, httpx.HTTPError, ValueError) as exc:
-            raise _map_error(exc, self._secret) from None
+        except (httpx.HTTPError, ValueError, _StreamError, _Stalled, _NotAnApi) as exc:
+            raise _map_error(exc, self._secrets, self._base_path) from None
+
+    async def _read(self, response: httpx.Response, stall: float, answer_only: ChunkFilter) -> AsyncIterator[ChatChunk]:
+        encoding = response.headers.get("content-encoding", "")
+        if response.status_code >= 300:
+            bounded = _sse.BoundedBody(response.aiter_raw(), encoding, constants.MAX_ERROR_BODY_BYTES)
+            body = bytearray()
+            try:
+                with anyio.move_on_after(stall):
+                    async for piece in bounded.chunks():
+                        body += piece
+            except ProtocolError:
+                pass  # an over-long error body: its first part is enough for the message
+            raise _HttpStatus(response, bytes(body))
+        content_type = response.headers.get("content-type", "").lower()
+        bounded = _sse.BoundedBody(response.aiter_raw(), encoding, constants.MAX_RESPONSE_BYTES)
+        if "html" in content_type:
+            raise _NotAnApi()
+        if content_type.startswith("application/json"):
+            # A server that ignores stream=true answers with one completion object.
+            try:
+                with anyio.fail_after(stall):
+                    raw = await bounded.read()
+            except TimeoutError:
+                raise _Stalled(stall) from None
+            if _looks_like_html(raw, ""):
+                raise _NotAnApi()
+            parsed = parse_completion(json.loads(raw))
+            if parsed.error is not None:
+                raise _StreamError(parsed.error, response.headers)
+            chunk = answer_only(_chat_chunk(parsed))
+            if chunk is not None:
+                yield chunk
+            return
+        finished = False
+        events = _sse.events(bounded.chunks()).__aiter__()
+        while True:
+            try:
+                with anyio.fail_after(stall):
+                    data = await events.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise _Stalled(stall) from None
+            if data.strip() == "[DONE]":
+                finished = True  # some servers end with [DONE] and never send a finish_reason
+                # Read to the body's end (briefly) so the connection goes back to the pool.
+                with anyio.move_on_after(min(stall, 1.0)):
+                    async for _ in events:
+                        pass
+                break
+            for payload in _payloads(data):
+                parsed = parse_chunk(payload)
+                if parsed.error is None and parsed.finish_reason == "error":
+                    parsed = replace(parsed, error=ErrorBody(message="the answer ended with finish_reason 'error'"))
+                if parsed.error is not None:
+                    raise _StreamError(parsed.error, response.headers)
+                finished = finished or parsed.finish_reason is not None
+                chunk = answer_only(_chat_chunk(parsed))
+                if chunk is not None:
+                    yield chunk
+                if answer_only.stopped:  # a stop the server refused, applied here: cut, close the stream
+                    return
+        if finished and (tail := answer_only.end()) is not None:
+            yield tail  # text held back (a partial tag or stop string) when [DONE] came without a finish
         if not finished:
+            if _looks_like_html(bounded.head, ""):
+                raise _NotAnApi()
+            if not bounded.total:
+                raise ProtocolError("the server answered with an empty body")
             raise ProtocolError("the stream ended before the answer was complete")
 
+    async def served_models(self, deadline_s: float) -> list[str]:
+        """The ids ``GET /models`` lists, all within `deadline_s` (a trickling reply cannot hold us)."""
+        try:
+            status, payload = await get_json(self._http, self.base_url + "/models", deadline_s=deadline_s)
+        except ProbeFailed as exc:
+            raise ConfigurationError(
+                f"no model given (--model / ${constants.ENV_MODEL}) and the server's model list is unavailable: "
+                f"{exc}; check --base-url and --timeout"
+            ) from None
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if status != 200 or not isinstance(data, list):
+            hint = " (add /v1 to --base-url?)" if status == 404 and not re.search(r"/v\d", self._base_path) else ""
+            raise ConfigurationError(
+                f"no model given (--model / ${constants.ENV_MODEL}) and the server's model list is unavailable "
+                f"(HTTP {status}){hint}"
+            )
+        return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str | int)]
+
     async def aclose(self) -> None:
-        await self._client.close()
         await self._http.aclose()
+
+
+def _payloads(data: str) -> list[Any]:
+    """The JSON values of one event's data: usually one; a server that omits the blank line between
+    events gets its data lines read one by one."""
+    try:
+        return [json.loads(data)]
+    except ValueError:
+        if "\n" not in data:
+            if data.lstrip()[:1] == "<":
+                raise _NotAnApi() from None
+            raise ProtocolError("the server sent a malformed chunk (not JSON)") from None
+    values: list[Any] = []
+    for line in data.split("\n"):
+        if line.strip() and line.strip() != "[DONE]":
+            try:
+                values.append(json.loads(line))
+            except ValueError:
+                raise ProtocolError("the server sent a malformed chunk (not JSON)") from None
+    return values

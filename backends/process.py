@@ -22,9 +22,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
-import httpx
 
+from sot import constants
 from sot.errors import LocalServerError
+
+from ._httpx import httpx
+from ._probe import ProbeFailed, get_json
 
 HEALTH_TIMEOUT_S = 120.0
 STOP_GRACE_S = 5.0
@@ -112,14 +115,17 @@ class ManagedServer:
 
     async def _wait_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        async with httpx.AsyncClient(timeout=2.0) as http:
+        async with httpx.AsyncClient(timeout=constants.HEALTH_PROBE_TIMEOUT_S) as http:
             while time.monotonic() < deadline:
                 assert self.process is not None
                 if self.process.poll() is not None:
                     raise self._failure(f"exited with code {self.process.returncode} while starting")
-                with contextlib.suppress(httpx.HTTPError):
-                    response = await http.get(f"http://127.0.0.1:{self.port}{self.health_path}")
-                    if response.status_code == 200:
+                # Each probe has a total deadline: a reply trickling a byte at a time cannot hold it.
+                probe = min(constants.HEALTH_PROBE_TIMEOUT_S, max(0.05, deadline - time.monotonic()))
+                url = f"http://127.0.0.1:{self.port}{self.health_path}"
+                with contextlib.suppress(ProbeFailed):
+                    status, _ = await get_json(http, url, deadline_s=probe)
+                    if status == 200:
                         return
                 await anyio.sleep(0.05)
         raise self._failure(f"was not healthy within {timeout:g} s")

@@ -1,6 +1,5 @@
 """sot: Skeleton-of-Thought orchestration for faster LLM answers."""
 
-from importlib.metadata import PackageNotFoundError, version
 from logging import NullHandler as _NullHandler
 from logging import getLogger as _getLogger
 
@@ -16,10 +15,13 @@ from .errors import (
     BackendTimeoutError,
     BadRequestError,
     ConfigurationError,
+    ConflictError,
+    ContextLengthError,
     LocalServerError,
     PointError,
     ProtocolError,
     RateLimitError,
+    RequestTimeoutError,
     ServerError,
     SkeletonError,
     SotError,
@@ -33,10 +35,18 @@ from .skeleton import SkeletonParser, parse_skeleton
 # A library logs; the application decides what to show (the CLI: sot/_logging.py).
 _getLogger("sot").addHandler(_NullHandler())
 
-try:
-    __version__ = version("sot-llm")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
+
+
+def __getattr__(name: str) -> str:
+    # importlib.metadata costs tens of ms at start-up: read the version only when asked.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("sot-llm")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            return "0.0.0"
+    raise AttributeError(f"module 'sot' has no attribute {name!r}")
 
 __all__ = [
     "Answer",
@@ -47,11 +57,14 @@ __all__ = [
     "BadRequestError",
     "Client",
     "ConfigurationError",
+    "ConflictError",
+    "ContextLengthError",
     "LocalServerError",
     "Options",
     "PointError",
     "ProtocolError",
     "RateLimitError",
+    "RequestTimeoutError",
     "Route",
     "ServerError",
     "SkeletonError",

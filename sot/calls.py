@@ -1,35 +1,44 @@
 """One logical model call: the project's only retry loop, with a total deadline per attempt.
 
-Retries 408/409/429/5xx, connection errors, timeouts and cut or malformed streams with jittered
+Retries 408/409/429/5xx, connection resets, stalls and cut or malformed streams with jittered
 exponential backoff; a server's ``Retry-After`` / ``retry-after-ms`` is honoured up to a cap, and
-beyond the cap the call fails fast. Everything else (400, 401, 403, 404, 422 ...) is raised at once.
+beyond the cap the call fails fast with a message naming the wait asked for. Everything else (400,
+401, 403, 404, 422, a refused connection, an HTML page ...) is raised at once.
 A retried stream starts over: its partial text is dropped, and ``on_restart`` tells the caller.
 A request the server refused for a field it does not take, adapted by the backend (a
 ``BadRequestError`` with ``adaptation``), is sent again at once, without backoff and without
 counting as a retry (at most ``MAX_ADAPTATIONS_PER_CALL`` per call).
+
+Two deadlines: a stream with no data for ``stall_timeout_s`` is stalled (the backend raises a retryable
+``BackendTimeoutError``, and an endpoint pool takes that server out of rotation); the total deadline
+``timeout_s`` of an attempt ends a stream that is still producing. Such a stream is never restarted
+from scratch: the call fails with an error naming ``--timeout``, or, with ``keep_partial``
+(``--allow-partial``), returns the text it had, logged as a warning.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import time
 from collections.abc import Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from . import constants
 from .backends.base import Backend, ChatRequest
-from .errors import BackendError, BackendTimeoutError, ProtocolError
+from .errors import BackendError, BackendTimeoutError, ProtocolError, RateLimitError
 from .options import RetryPolicy
 from .result import CallRecord, Usage
 
 OnDelta = Callable[[str], None]
 _NO_LIMIT = contextlib.nullcontext()
 OnRestart = Callable[[int], None]
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -129,7 +138,10 @@ class Caller:
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
-            return backoff_seconds(policy, state.attempt_number, exc)
+            seconds = backoff_seconds(policy, state.attempt_number, exc)
+            attempt_number = state.attempt_number
+            logger.info("%s call: attempt %d failed (%s); retrying in %.1f s", purpose, attempt_number, exc, seconds)
+            return seconds
 
         def stop(state: RetryCallState) -> bool:
             if adaptations > constants.MAX_ADAPTATIONS_PER_CALL:
@@ -148,18 +160,28 @@ class Caller:
             parts: list[str] = []
             try:
                 async with self.limiter if self.limiter is not None else _NO_LIMIT:
-                    await self._stream(request, parts, first_token, usage, on_delta, thinking)
-            except TimeoutError:
-                raise BackendTimeoutError(f"no complete answer within the {policy.timeout_s:g} s deadline") from None
+                    alive = await self._stream(stalling, parts, first_token, usage, on_delta, thinking)
             except BackendError as exc:
                 refused = _adapted(exc)
                 adaptations += refused
+                wait = _retry_after(exc)
+                if exc.retryable and wait is not None and wait > policy.retry_after_cap_s:
+                    raise RateLimitError(
+                        f"{exc}; the server asked to wait {wait:g} s, more than the {policy.retry_after_cap_s:g} s sot "
+                        "waits: try again later",
+                        status_code=exc.status_code,
+                        retry_after=wait,
+                        request_id=exc.request_id,
+                    ) from None
                 raise
+            if alive is not None:
+                self._deadline_passed(alive, parts)
             text = "".join(parts)
             if require_text and not text.strip():
                 raise ProtocolError("the model returned an empty answer")
             return text
 
+        stalling = replace(request, stall_timeout=min(policy.stall_timeout_s, policy.timeout_s))
         retrying = AsyncRetrying(
             stop=stop,
             wait=wait,
@@ -183,6 +205,20 @@ class Caller:
         )
         return CallOutcome(text=text, record=record)
 
+    def _deadline_passed(self, alive: bool, parts: list[str]) -> None:
+        """The total deadline passed: retry a stream that never answered, end one that was producing."""
+        timeout = self.policy.timeout_s
+        if not alive:
+            raise BackendTimeoutError(f"no answer within the {timeout:g} s deadline (--timeout)")
+        if self.policy.keep_partial and "".join(parts).strip():
+            logger.warning("the answer was cut at the %g s deadline (--timeout); keeping its partial text", timeout)
+            return
+        raise BackendTimeoutError(
+            f"the answer was still being written when the {timeout:g} s deadline passed: raise --timeout"
+            + ("" if self.policy.keep_partial else ", or keep partial text with --allow-partial"),
+            retryable=False,
+        )
+
     async def _stream(
         self,
         request: ChatRequest,
@@ -191,10 +227,13 @@ class Caller:
         usage: list[Usage],
         on_delta: OnDelta | None,
         thinking: _Thinking,
-    ) -> None:
-        with anyio.fail_after(self.policy.timeout_s):
+    ) -> bool | None:
+        """Read one attempt; None when it completed, else whether it had produced anything by the deadline."""
+        alive = False
+        with anyio.move_on_after(self.policy.timeout_s) as scope:
             async with aclosing(self.backend.stream_chat(request)) as chunks:
                 async for chunk in chunks:
+                    alive = True
                     thinking.adaptations.extend(chunk.adaptations)
                     if chunk.reasoning:  # never reaches on_delta, the parser or the answer text
                         thinking.add(chunk.reasoning, self.now())
@@ -206,3 +245,4 @@ class Caller:
                         parts.append(chunk.text)
                         if on_delta is not None:
                             on_delta(chunk.text)
+        return alive if scope.cancelled_caught else None

@@ -10,10 +10,9 @@ from typing import Annotated, Any
 import anyio
 import typer
 
-from . import __version__, _logging, constants
+from . import _logging, constants
 from .client import Client
 from .errors import ConfigurationError, SotError
-from .render import LiveRenderer, PlainRenderer
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -25,6 +24,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
+        from . import __version__
+
         typer.echo(f"sot {__version__}")
         raise typer.Exit()
 
@@ -104,7 +105,12 @@ MaxPoints = Annotated[int, typer.Option(help="Most skeleton points kept.")]
 MaxTokens = Annotated[int, typer.Option(help="Token cap of a sequential answer.")]
 PointMaxTokens = Annotated[int, typer.Option(help="Token cap of each point's expansion.")]
 Temperature = Annotated[float | None, typer.Option(help="Sampling temperature.")]
-Timeout = Annotated[float, typer.Option(help="Deadline of each call attempt, seconds.")]
+Timeout = Annotated[
+    float, typer.Option(help="Total limit of each call attempt, seconds; a stream still writing then is ended, not restarted.")
+]
+StallTimeout = Annotated[
+    float, typer.Option(help="Seconds without data (keep-alives do not count) before a stream is retried, elsewhere if possible.")
+]
 MaxRetries = Annotated[int, typer.Option(help="Retries per call.")]
 Pipeline = Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")]
 ReasoningOption = Annotated[
@@ -153,8 +159,11 @@ def ask(
     temperature: Temperature = None,
     seed: Annotated[int | None, typer.Option(help="Sampling seed, where the server supports it.")] = None,
     timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
+    stall_timeout: StallTimeout = constants.DEFAULT_STALL_TIMEOUT_S,
     max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
-    allow_partial: Annotated[bool, typer.Option(help="Keep a failed point's title instead of failing.")] = False,
+    allow_partial: Annotated[
+        bool, typer.Option(help="Keep a failed point's title, and text cut at --timeout, instead of failing.")
+    ] = False,
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
     prompts: Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")] = None,
@@ -182,6 +191,7 @@ def ask(
             temperature=temperature,
             seed=seed,
             timeout=timeout,
+            stall_timeout=stall_timeout,
             max_retries=max_retries,
             allow_partial=allow_partial,
             pipeline=pipeline,
@@ -205,6 +215,8 @@ def ask(
 
 
 async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> dict[str, Any] | None:
+    from .render import LiveRenderer, PlainRenderer  # rich: only once there is something to show
+
     async with client:
         if as_json:
             return (await client.ask(question)).to_dict()

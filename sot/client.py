@@ -10,7 +10,6 @@ from types import TracebackType
 from typing import Any, Unpack
 
 import anyio
-import httpx
 from anyio.streams.memory import MemoryObjectSendStream
 
 from . import constants
@@ -31,23 +30,14 @@ def _env(name: str) -> str | None:
     return value or None
 
 
-async def discover_model(base_url: str, api_key: str | None) -> str:
+async def discover_model(backend: OpenAICompatBackend, deadline_s: float) -> str:
     """The model a server serves, when it lists exactly one (llama.cpp, most vLLM setups)."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        async with httpx.AsyncClient(timeout=constants.CONNECT_TIMEOUT_S) as http:
-            response = await http.get(base_url.rstrip("/") + "/models", headers=headers)
-            response.raise_for_status()
-            models = [m["id"] for m in response.json().get("data", [])]
-    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigurationError(
-            f"no model given (--model / {constants.ENV_MODEL}) and the server's model list is unavailable"
-        ) from exc
+    models = await backend.served_models(min(deadline_s, constants.DISCOVERY_TIMEOUT_S))
     if len(models) != 1:
         raise ConfigurationError(
             f"no model given (--model / {constants.ENV_MODEL}) and the server lists {len(models)} models"
         )
-    return str(models[0])
+    return models[0]
 
 
 class ClientArguments(OptionOverrides, total=False):
@@ -189,10 +179,19 @@ class Client:
 
     async def _make_backend(self) -> Backend:
         if self._base_urls:
-            model = self._model or await discover_model(self._base_urls[0], self._api_key)
             backends = [
-                OpenAICompatBackend(url, model, api_key=self._api_key, dialect=self._dialect) for url in self._base_urls
+                OpenAICompatBackend(url, self._model or "", api_key=self._api_key, dialect=self._dialect)
+                for url in self._base_urls
             ]
+            if not self._model:
+                try:
+                    model = await discover_model(backends[0], self.options.timeout)
+                except BaseException:
+                    for made in backends:
+                        await made.aclose()
+                    raise
+                for made in backends:
+                    made.model = model
             if len(backends) == 1:
                 backend: Backend = backends[0]
             else:

@@ -25,8 +25,10 @@ REASONING_LEVELS: Final = ("off", "low", "default")
 # A refused request field is adapted and the call sent again at once; at most this many per call.
 MAX_ADAPTATIONS_PER_CALL: Final = 8
 
-# Calls: a total deadline per attempt, because a read timeout resets on every streamed chunk.
-DEFAULT_TIMEOUT_S: Final = 120.0
+# Calls: a total deadline per attempt, because a read timeout resets on every streamed chunk. A stream
+# still producing when it passes is ended, not restarted (stalls are caught by DEFAULT_STALL_TIMEOUT_S),
+# so it is generous: a long answer on a busy CPU takes minutes.
+DEFAULT_TIMEOUT_S: Final = 600.0
 CONNECT_TIMEOUT_S: Final = 10.0
 DEFAULT_MAX_RETRIES: Final = 4
 BACKOFF_INITIAL_S: Final = 0.5
@@ -63,3 +65,17 @@ ROUTER_WEIGHTS_FILE: Final = "l2_supercat_256.safetensors"
 ROUTER_MODEL_FILE: Final = "router_model.json"  # inside sot/router/, written by eval/router/train.py
 ROUTER_MAX_CHARS: Final = 4000
 ROUTER_MAX_TOKENS: Final = 512
+
+# The wire (backends/_sse.py, backends/openai_compat.py): caps on what a server can make us hold.
+SSE_MAX_LINE_BYTES: Final = 1 << 20  # one SSE line (a chunk is a few hundred bytes)
+SSE_MAX_EVENT_BYTES: Final = 4 << 20  # one event's data lines together
+MAX_RESPONSE_BYTES: Final = 64 << 20  # a whole response body after decompression
+MAX_ERROR_BODY_BYTES: Final = 64 << 10  # an error body read to build its message
+# A stream with no data event for this long is stalled (comments such as keep-alives do not count):
+# the attempt is retried, on another endpoint where there is one. --stall-timeout.
+DEFAULT_STALL_TIMEOUT_S: Final = 60.0
+# Model discovery (/models) and health checks when no --timeout applies: a total deadline, not a read timeout.
+DISCOVERY_TIMEOUT_S: Final = 30.0
+HEALTH_PROBE_TIMEOUT_S: Final = 2.0
+# A redacted secret: any run of at least this many of its characters (case-insensitive) is masked.
+SECRET_MATCH_CHARS: Final = 8

@@ -1,6 +1,6 @@
 """The exception tree of sot.
 
-Every error the library raises is a ``SotError``; lower-layer errors (openai SDK, httpx, anyio,
+Every error the library raises is a ``SotError``; lower-layer errors (httpx, stall deadlines, chunk shapes,
 JSON) are mapped to it in one place, ``sot.backends.openai_compat._map_error``::
 
     SotError
@@ -8,12 +8,15 @@ JSON) are mapped to it in one place, ``sot.backends.openai_compat._map_error``::
     ├── TemplateError               a prompt template failed to render
     ├── BackendError                a call to a model server failed (after its retries)
     │   ├── BackendConnectionError  refused, reset, DNS
-    │   ├── BackendTimeoutError     the call's total deadline passed (stalls included)
+    │   ├── BackendTimeoutError     a stream stalled, or the call's total deadline passed
+    │   │   └── RequestTimeoutError 408: the server gave up waiting for the request
     │   ├── RateLimitError          429, or a Retry-After beyond our cap
     │   ├── AuthenticationError     401, 403
     │   ├── BadRequestError         400, 404, 422 and other 4xx: never retried
-    │   ├── ServerError             5xx
-    │   └── ProtocolError           malformed JSON, a stream cut before its end
+    │   │   └── ContextLengthError  the prompt and answer do not fit the model's context
+    │   ├── ConflictError           409: retried
+    │   ├── ServerError             5xx, or an error sent inside a stream
+    │   └── ProtocolError           malformed JSON or chunk shapes, a stream cut before its end
     ├── LocalServerError            the embedded llama.cpp server could not be found or started
     ├── SkeletonError               no skeleton could be obtained
     └── PointError                  an expansion failed after its retries (names the point)
@@ -62,14 +65,34 @@ class TemplateError(SotError):
 
 
 class BackendError(SotError):
-    """A call to a model server failed (after its retries)."""
+    """A call to a model server failed (after its retries).
+
+    ``status_code`` is the HTTP status (None for transport and stream failures), ``request_id`` the
+    server's ``x-request-id`` / ``request-id`` header (quote it to the provider's support). Whether the
+    one retry loop retries it is ``retryable`` (per class, overridden per instance where the cause
+    decides: a refused connection is final on one server, and fails over where there are several).
+    """
 
     exit_code = 3
     retryable = False
+    request_id: str | None = None
+    retry_after: float | None = None  # seconds the server asked us to wait (Retry-After), where it did
 
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        request_id: str | None = None,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.request_id = request_id
+        self.retry_after = retry_after
+        if retryable is not None:
+            self.retryable = retryable
 
 
 class BackendConnectionError(BackendError):
@@ -79,10 +102,14 @@ class BackendConnectionError(BackendError):
 
 
 class BackendTimeoutError(BackendError):
-    """The call's total deadline passed (stalls included)."""
+    """A stream stalled (retried), or the call's total deadline passed while it was still producing (final)."""
 
     exit_code = 4
     retryable = True
+
+
+class RequestTimeoutError(BackendTimeoutError):
+    """408: the server gave up waiting for the request; retried."""
 
 
 class RateLimitError(BackendError):
@@ -91,9 +118,15 @@ class RateLimitError(BackendError):
     exit_code = 5
     retryable = True
 
-    def __init__(self, message: str, *, status_code: int | None = 429, retry_after: float | None = None) -> None:
-        super().__init__(message, status_code=status_code)
-        self.retry_after = retry_after
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = 429,
+        retry_after: float | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        super().__init__(message, status_code=status_code, request_id=request_id, retry_after=retry_after)
 
 
 class AuthenticationError(BackendError):
@@ -103,26 +136,43 @@ class AuthenticationError(BackendError):
 
 
 class BadRequestError(BackendError):
-    """400, 404, 422 and other 4xx: the request itself is wrong; never retried."""
+    """400, 404, 422 and other 4xx: the request itself is wrong; never retried.
+
+    The server's parsed error body is kept for callers that adapt the request (all None when absent):
+    ``server_message`` (redacted, one line), ``code`` (a string, integer codes included), ``param``
+    (the field it names), ``error_type`` and ``loc`` (Mistral/FastAPI 422 ``detail[].loc``).
+    """
 
     exit_code = 7
     # Set when the server refused a request field and the request was adapted (backends/_negotiate.py):
     # sot.calls then sends it again at once, the one exception to "never retried".
     adaptation: tuple[str, ...] = ()
+    server_message: str | None = None
+    code: str | None = None
+    param: str | None = None
+    error_type: str | None = None
+    loc: tuple[str, ...] | None = None
 
 
-class ServerError(BackendError):
-    """5xx."""
+class ContextLengthError(BadRequestError):
+    """The prompt plus the requested answer do not fit the model's context window."""
+
+
+class ConflictError(BackendError):
+    """409: the server reports a conflicting concurrent request; retried."""
 
     retryable = True
 
-    def __init__(self, message: str, *, status_code: int | None = None, retry_after: float | None = None) -> None:
-        super().__init__(message, status_code=status_code)
-        self.retry_after = retry_after
+
+class ServerError(BackendError):
+    """5xx, or an error the server sent inside a stream."""
+
+    retryable = True
 
 
 class ProtocolError(BackendError):
-    """A malformed response, or a stream cut before its end."""
+    """A malformed response (bad JSON, a chunk of the wrong shape, a body over its cap), or a stream cut
+    before its end; retried, except where the address is not an API at all (an HTML page)."""
 
     retryable = True
 

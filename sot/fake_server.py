@@ -3,9 +3,13 @@
 Real HTTP/1.1 with keep-alive and SSE over chunked encoding, run on its own event loop thread.
 A handler maps each request to a ``Reply``: text streamed word by word with a per-token delay,
 an error status with headers (429 + Retry-After ...), or a fault: ``reset`` (drop the
-connection), ``stall`` (stop sending, keep the socket open), ``cut`` (end the stream before its
-final chunk) or ``malformed`` (a chunk that is not JSON). The server records every request with
-timestamps, counts requests in flight and open connections, and lets tests wait on conditions
+connection), ``stall`` (stop sending, keep the socket open; with ``keepalive_s`` it sends SSE
+comments meanwhile, as DeepSeek and OpenRouter do), ``cut`` (end the stream before its final chunk)
+or ``malformed`` (a chunk that is not JSON). Hostile modes: ``events`` (raw SSE blocks sent verbatim:
+wrong chunk shapes, mid-stream errors, comments), ``body`` (any bytes with any content type and
+encoding: an HTML page, a gzip bomb), ``ensure_ascii=False`` (raw U+2028 inside JSON), and
+``models_byte_delay`` (``/models`` trickled one byte at a time). The server records every request
+with timestamps, counts requests in flight and open connections, and lets tests wait on conditions
 instead of sleeping.
 """
 
@@ -48,7 +52,12 @@ class Reply:
     fault_after: int = 0  # chunks sent before the fault
     finish_reason: bool = True  # False: end with [DONE] alone, as some servers do
     stream: bool = True  # False: answer with one JSON completion even when asked to stream
+    keepalive_s: float = 0.0  # while stalled: send ": keep-alive" comments this often
+    ensure_ascii: bool = True  # False: U+2028 and friends travel raw inside the JSON, as pydantic writes them
     events: list[str] | None = None  # raw SSE blocks (e.g. "data: {...}\n\n"), sent instead of the text
+    body: bytes | None = None  # raw body bytes with `content_type` (and `content_encoding`), for any status
+    content_type: str = "text/html"
+    content_encoding: str | None = None
 
 
 @dataclass
@@ -125,9 +134,17 @@ def _words(text: str) -> list[str]:
 class FakeServer:
     """Context manager: ``with FakeServer(handler) as server: server.url``."""
 
-    def __init__(self, handler: Handler | None = None, *, model: str = "fake-model", port: int = 0) -> None:
+    def __init__(
+        self,
+        handler: Handler | None = None,
+        *,
+        model: str = "fake-model",
+        port: int = 0,
+        models_byte_delay: float = 0.0,
+    ) -> None:
         self.handler = handler or sot_script()
         self.model = model
+        self.models_byte_delay = models_byte_delay
         self.requests: list[SeenRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -224,7 +241,24 @@ class FakeServer:
             payload: dict[str, Any] = {"object": "list", "data": [{"id": self.model, "object": "model"}]}
         else:
             payload = {"status": "ok"}
+        if self.models_byte_delay:
+            data = json.dumps(payload).encode()
+            head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+            for byte in head.encode() + data:
+                await stream.send(bytes([byte]))
+                await anyio.sleep(self.models_byte_delay)
+            return
         await self._send_json(stream, 200, payload, {})
+
+    async def _send_body(self, stream: ByteStream, reply: Reply) -> None:
+        body = reply.body or b""
+        extra = "".join(f"{k}: {v}\r\n" for k, v in reply.headers.items())
+        if reply.content_encoding:
+            extra += f"Content-Encoding: {reply.content_encoding}\r\n"
+        head = f"HTTP/1.1 {reply.status} X\r\nContent-Type: {reply.content_type}\r\nContent-Length: {len(body)}\r\n"
+        await stream.send(f"{head}{extra}\r\n".encode())
+        for start in range(0, len(body), 1 << 16):
+            await stream.send(body[start : start + (1 << 16)])
 
     async def _send_json(self, stream: ByteStream, status: int, payload: Any, headers: dict[str, str]) -> None:
         data = json.dumps(payload).encode()
@@ -238,6 +272,9 @@ class FakeServer:
     async def _respond(self, stream: ByteStream, request: SeenRequest, reply: Reply) -> bool:
         if reply.fault == "reset" and reply.fault_after == 0:
             return False
+        if reply.body is not None:
+            await self._send_body(stream, reply)
+            return True
         if reply.status != 200:
             body = reply.error_body or {"error": {"message": f"scripted status {reply.status}"}}
             await self._send_json(stream, reply.status, body, reply.headers)
@@ -292,7 +329,8 @@ class FakeServer:
                     "created": 0,
                     "model": self.model,
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-                }
+                },
+                ensure_ascii=reply.ensure_ascii,
             )
 
         if reply.first_delay:
@@ -300,12 +338,12 @@ class FakeServer:
         words = _words(reply.text)
         for sent, word in enumerate(words):
             if reply.fault and sent == reply.fault_after:
-                return await self._fault(stream, reply.fault, event)
+                return await self._fault(stream, reply.fault, event, reply.keepalive_s)
             if sent and reply.token_delay:
                 await anyio.sleep(reply.token_delay)
             await event(chunk({"role": "assistant", "content": word} if sent == 0 else {"content": word}))
         if reply.fault:
-            return await self._fault(stream, reply.fault, event)
+            return await self._fault(stream, reply.fault, event, reply.keepalive_s)
         if reply.finish_reason:
             await event(chunk({}, "stop"))
         usage = {"prompt_tokens": len(request.prompt.split()), "completion_tokens": len(words)}
@@ -315,8 +353,14 @@ class FakeServer:
         await stream.send(b"%x\r\n%s\r\n0\r\n\r\n" % (len(done), done))  # one write, as servers flush it
         return True
 
-    async def _fault(self, stream: ByteStream, fault: Fault, event: Callable[[str], Any]) -> bool:
+    async def _fault(
+        self, stream: ByteStream, fault: Fault, event: Callable[[str], Any], keepalive_s: float = 0.0
+    ) -> bool:
         if fault == "stall":
+            while keepalive_s:
+                await anyio.sleep(keepalive_s)
+                comment = b": keep-alive\n\n"
+                await stream.send(b"%x\r\n%s\r\n" % (len(comment), comment))
             await anyio.sleep_forever()
         if fault == "malformed":
             await event("{this is not json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, TypedDict
 
@@ -22,6 +23,9 @@ class RetryPolicy:
     backoff_initial_s: float = constants.BACKOFF_INITIAL_S
     backoff_max_s: float = constants.BACKOFF_MAX_S
     jitter_s: float = constants.BACKOFF_JITTER_S
+    stall_timeout_s: float = constants.DEFAULT_STALL_TIMEOUT_S
+    # At the total deadline, return the text a still-producing stream had instead of failing.
+    keep_partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class Options:
     temperature: float | None = constants.DEFAULT_TEMPERATURE
     seed: int | None = None
     timeout: float = constants.DEFAULT_TIMEOUT_S
+    stall_timeout: float = constants.DEFAULT_STALL_TIMEOUT_S
     max_retries: int = constants.DEFAULT_MAX_RETRIES
     retry_after_cap: float = constants.RETRY_AFTER_CAP_S
     allow_partial: bool = False
@@ -62,8 +67,10 @@ class Options:
                 raise ConfigurationError(f"{name} must be at least 1")
         if self.max_points < constants.MIN_POINTS:
             raise ConfigurationError(f"max_points must be at least {constants.MIN_POINTS}")
-        if self.timeout <= 0:
-            raise ConfigurationError("timeout must be positive")
+        for name in ("timeout", "stall_timeout"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise ConfigurationError(f"{name.replace('_', '-')} must be a positive number of seconds")
         if self.max_retries < 0:
             raise ConfigurationError("max_retries must not be negative")
         if self.temperature is not None and not 0 <= self.temperature <= 2:
@@ -71,7 +78,13 @@ class Options:
 
     @property
     def retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(max_retries=self.max_retries, timeout_s=self.timeout, retry_after_cap_s=self.retry_after_cap)
+        return RetryPolicy(
+            max_retries=self.max_retries,
+            timeout_s=self.timeout,
+            retry_after_cap_s=self.retry_after_cap,
+            stall_timeout_s=self.stall_timeout,
+            keep_partial=self.allow_partial,
+        )
 
     def updated(self, **changes: Any) -> Options:
         known = {f.name for f in fields(self)}
@@ -97,6 +110,7 @@ class OptionOverrides(TypedDict, total=False):
     temperature: float | None
     seed: int | None
     timeout: float | None
+    stall_timeout: float | None
     max_retries: int | None
     retry_after_cap: float | None
     allow_partial: bool | None

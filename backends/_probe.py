@@ -1,0 +1,61 @@
+"""Small GETs with a total deadline: model discovery and health checks.
+
+httpx's read timeout restarts on every byte, so a server answering one byte a second would hold a
+plain ``get`` forever; here the whole exchange (connect, headers, body) has one deadline and the body
+a size cap.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+
+from sot import constants
+
+from ._httpx import httpx
+
+
+class ProbeFailed(Exception):
+    """The GET failed, timed out or returned something unreadable; the message is safe to show."""
+
+
+async def get_json(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    deadline_s: float,
+    headers: dict[str, str] | None = None,
+    limit: int = constants.MAX_ERROR_BODY_BYTES * 16,
+) -> tuple[int, Any]:
+    """(status, parsed JSON body or None) of GET `url`, all within `deadline_s` seconds."""
+    try:
+        with anyio.fail_after(deadline_s):
+            async with http.stream("GET", url, headers=headers) as response:
+                body = bytearray()
+                async for piece in response.aiter_bytes():
+                    body += piece
+                    if len(body) > limit:
+                        raise ProbeFailed("the reply was too large")
+                status = response.status_code
+    except TimeoutError:
+        raise ProbeFailed(f"no complete reply within {deadline_s:g} s") from None
+    except httpx.ConnectError:
+        raise ProbeFailed("nothing is listening there (connection refused or host not found)") from None
+    except httpx.HTTPError as exc:
+        raise ProbeFailed(f"the request failed ({type(exc).__name__})") from None
+    try:
+        return status, json.loads(bytes(body)) if body else None
+    except ValueError:
+        return status, None
+
+
+async def healthy(url: str, deadline_s: float = constants.HEALTH_PROBE_TIMEOUT_S) -> bool:
+    """Whether GET `url` answers 200 within `deadline_s` (a health check)."""
+    async with httpx.AsyncClient(timeout=httpx.Timeout(deadline_s)) as http:
+        try:
+            status, _ = await get_json(http, url, deadline_s=deadline_s)
+        except ProbeFailed:
+            return False
+    return status == 200

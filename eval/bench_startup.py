@@ -1,0 +1,114 @@
+"""Start-up cost of ``sot ask``: process start to first request, and a whole sequential answer.
+
+A scripted server on loopback answers at once and stamps each request's arrival with
+``time.monotonic()``, the same clock the parent reads just before it spawns ``sot``; so the first
+figure is exactly the client's start-up (interpreter, imports, option parsing, client construction)
+and the second the whole command against a server that costs nothing. Medians of ``--runs`` runs.
+
+    python eval/bench_startup.py                                   # this checkout's `sot`
+    python eval/bench_startup.py --sot before=/other/venv/bin/sot --sot after=.venv/bin/sot
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_local import machine
+from results_io import RESULTS
+
+from sot.fake_server import FakeServer, sot_script
+
+
+def describe_machine() -> str:
+    about = machine()
+    return (
+        f"{about['cpu'] or about['platform']}, {about['cores']} cores, Python {about['python']}, "
+        f"load {os.getloadavg()[0]:.1f} at start"
+    )
+
+
+def one_run(sot: str, server: FakeServer) -> tuple[float, float, float]:
+    """(start -> request arrival, whole command, the command's CPU seconds) of one `sot ask`."""
+    before = len(server.requests)
+    env = {**os.environ, "SOT_API_KEY": "bench"}
+    command = [sot, "ask", "--mode", "sequential", "--base-url", server.url, "--model", "m", "How do I boil an egg?"]
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    ended = time.monotonic()
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0 or len(server.requests) != before + 1:
+        raise SystemExit(f"sot failed ({done.returncode}): {done.stderr.strip()[-300:]}")
+    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+    return server.requests[-1].received_at - started, ended - started, cpu
+
+
+def summary(runs: list[tuple[float, float, float]]) -> dict[str, Any]:
+    names = ("start_to_first_request_s", "whole_sequential_ask_s", "cpu_s")
+    return {
+        name: {"median": round(statistics.median(r[i] for r in runs), 4), "all": [round(r[i], 4) for r in runs]}
+        for i, name in enumerate(names)
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sot",
+        action="append",
+        metavar="LABEL=PATH",
+        help="a sot command to measure (repeat to compare; runs are interleaved); default: this checkout's",
+    )
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--out", default=str(RESULTS / "startup_bench"), help="results path without extension")
+    args = parser.parse_args(argv)
+    commands = dict(item.split("=", 1) for item in (args.sot or [f"this checkout={shutil.which('sot') or 'sot'}"]))
+    host = describe_machine()
+    runs: dict[str, list[tuple[float, float, float]]] = {label: [] for label in commands}
+    with FakeServer(sot_script(sequential_text="Boil it for nine minutes.")) as server:
+        for path in commands.values():
+            one_run(path, server)  # warm the page cache and byte-code caches
+        for _ in range(args.runs):
+            for label, path in commands.items():
+                runs[label].append(one_run(path, server))
+    result: dict[str, Any] = {
+        "machine": host,
+        "runs": args.runs,
+        "targets_s": {"start_to_first_request": 0.25, "whole_sequential_ask": 0.4},
+        "commands": {label: {"sot": path, **summary(runs[label])} for label, path in commands.items()},
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = [
+        "# sot ask start-up",
+        "",
+        "`python eval/bench_startup.py` against a scripted loopback server that answers at once; the first",
+        "figure is process start to the request's arrival on the server's clock. Medians of interleaved runs.",
+        "",
+        f"Machine: {host}; {args.runs} runs each.",
+        "",
+        "| command | start -> first request (s) | whole `sot ask --mode sequential` (s) | CPU of the command (s) |",
+        "|---|---|---|---|",
+    ]
+    for label, row in result["commands"].items():
+        first, whole, cpu = (row[k]["median"] for k in ("start_to_first_request_s", "whole_sequential_ask_s", "cpu_s"))
+        lines.append(f"| {label} | {first:.3f} | {whole:.3f} | {cpu:.3f} |")
+    lines += ["", "Targets on the development machine: <= 0.25 s to the first request, <= 0.4 s in all."]
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
