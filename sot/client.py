@@ -21,7 +21,6 @@ from .options import OptionOverrides, Options
 from .orchestrator import Orchestrator
 from .result import Answer
 from .router import make_router
-from .router.learned import preload as preload_router
 from .templates import Prompts
 
 
@@ -155,6 +154,8 @@ class Client:
         # One bound on requests in flight across every answer of this client (batch runs).
         self._limiter = anyio.CapacityLimiter(request_limit) if request_limit else None
         if self.options.mode == "auto" and self.options.router == "learned":
+            from .router.learned import preload as preload_router
+
             preload_router()  # loads on a thread while the backend connects or starts
 
     def __repr__(self) -> str:

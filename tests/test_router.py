@@ -169,7 +169,7 @@ def test_the_threshold_moves_the_decision() -> None:
 
 
 def test_importing_sot_does_not_load_the_model_or_numpy() -> None:
-    code = "import sys, sot; print('numpy' in sys.modules, 'tokenizers' in sys.modules, sot.router.learned._model)"
+    code = "import sys, sot, sot.router.learned as m; print('numpy' in sys.modules, 'tokenizers' in sys.modules, m._model)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False", "None"]
 

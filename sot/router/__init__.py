@@ -2,27 +2,46 @@
 
 Three routers behind one async `route(question) -> Route`: the learned one (the default, offline,
 loaded lazily), the rules (regular-expression cues, no load at all) and the LLM one (asks the backend).
+The routers' modules are imported on first use: compiling the cue table and the feature extractors
+costs start-up time that a `--mode sequential` answer never needs.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..backends.base import Backend
 from ..errors import ConfigurationError
-from ..options import Options
-from ..templates import Prompts
 from .decision import Route
-from .learned import LearnedRouter, route_learned
-from .llm import LLMRouter
-from .rules import route as route_rules
 
 if TYPE_CHECKING:
+    from ..backends.base import Backend
     from ..calls import Caller
+    from ..options import Options
+    from ..templates import Prompts
+    from .learned import LearnedRouter, route_learned
+    from .llm import LLMRouter
+    from .rules import route as route_rules
+
+_LAZY = {
+    "LearnedRouter": (".learned", "LearnedRouter"),
+    "route_learned": (".learned", "route_learned"),
+    "LLMRouter": (".llm", "LLMRouter"),
+    "route_rules": (".rules", "route"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module, __name__), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def route(question: str, threshold: float | None = None) -> Route:
     """Decide with the default (learned) router; the first call loads its model."""
+    from .learned import route_learned
+
     return route_learned(question, threshold)
 
 
@@ -30,10 +49,13 @@ class RulesRouter:
     """The cue-table router, behind the same async interface as the others."""
 
     async def route(self, question: str, caller: Caller | None = None) -> Route:
+        from .rules import route as route_rules
+
         return route_rules(question)
 
 
-Router = LearnedRouter | RulesRouter | LLMRouter
+if TYPE_CHECKING:
+    Router: TypeAlias = LearnedRouter | RulesRouter | LLMRouter
 
 
 def make_router(options: Options, backend: Backend | None, prompts: Prompts) -> Router:
@@ -41,9 +63,13 @@ def make_router(options: Options, backend: Backend | None, prompts: Prompts) -> 
     if options.router == "llm":
         if backend is None:
             raise ConfigurationError("the LLM router needs a backend: give --base-url, or use --router learned")
+        from .llm import LLMRouter
+
         return LLMRouter(backend, prompts)
     if options.router == "rules":
         return RulesRouter()
+    from .learned import LearnedRouter
+
     return LearnedRouter()
 
 
@@ -51,7 +77,6 @@ __all__ = [
     "LLMRouter",
     "LearnedRouter",
     "Route",
-    "Router",
     "RulesRouter",
     "make_router",
     "route",
