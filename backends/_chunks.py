@@ -75,10 +75,14 @@ def parse_usage(raw: Any, field: str = "usage") -> Usage | None:
         return None
     usage = _object(raw, field)
     details = _object(usage.get("prompt_tokens_details"), f"{field}.prompt_tokens_details")
+    completion = _object(usage.get("completion_tokens_details"), f"{field}.completion_tokens_details")
     return Usage(
         prompt_tokens=_optional_int(usage.get("prompt_tokens"), f"{field}.prompt_tokens"),
         completion_tokens=_optional_int(usage.get("completion_tokens"), f"{field}.completion_tokens"),
         cached_tokens=_optional_int(details.get("cached_tokens"), f"{field}.prompt_tokens_details.cached_tokens"),
+        reasoning_tokens=_optional_int(
+            completion.get("reasoning_tokens"), f"{field}.completion_tokens_details.reasoning_tokens"
+        ),
     )
 
 

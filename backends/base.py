@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from sot.result import Usage
 from sot.templates import Message
@@ -18,6 +18,9 @@ class Constraint:
     regex: str | None = None
 
 
+Reasoning = Literal["off", "low", "default"]
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     messages: Sequence[Message]
@@ -27,15 +30,18 @@ class ChatRequest:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     frequency_penalty: float | None = None
+    reasoning: Reasoning = "default"  # how much a reasoning model may think, where the server has a knob
     # Seconds without a data event after which a backend calls the stream stalled (set by sot.calls).
     stall_timeout: float | None = None
 
 
 @dataclass(frozen=True)
 class ChatChunk:
-    text: str = ""
+    text: str = ""  # answer text only: a reasoning model's thinking never comes here
     finish_reason: str | None = None
     usage: Usage | None = None
+    reasoning: str = ""  # thinking text (reasoning_content / reasoning deltas, <think> blocks)
+    adaptations: tuple[str, ...] = ()  # how the request was adapted to what the server accepts
 
 
 class Backend(Protocol):

@@ -41,7 +41,9 @@ from sot.errors import (
 from . import _sse
 from ._chunks import ErrorBody, StreamChunk, error_body, parse_chunk, parse_completion
 from ._httpx import httpx
+from ._negotiate import Negotiator
 from ._probe import ProbeFailed, get_json
+from ._reasoning import ChunkFilter
 from ._redact import redact
 from .base import ChatChunk, ChatRequest
 
@@ -284,11 +286,9 @@ def build_body(
     return {**body, **(extra or {})}
 
 
-def _chat_chunk(chunk: StreamChunk) -> ChatChunk | None:
-    """What the caller sees of a parsed chunk (reasoning stays out of ``text``); None: nothing to pass on."""
-    if not (chunk.text or chunk.finish_reason or chunk.usage is not None):
-        return None
-    return ChatChunk(text=chunk.text, finish_reason=chunk.finish_reason, usage=chunk.usage)
+def _chat_chunk(chunk: StreamChunk) -> ChatChunk:
+    """A parsed chunk as the backend's ``ChatChunk``, reasoning apart (``ChunkFilter`` splits ``<think>`` text)."""
+    return ChatChunk(text=chunk.text, finish_reason=chunk.finish_reason, usage=chunk.usage, reasoning=chunk.reasoning)
 
 
 class OpenAICompatBackend:
@@ -315,6 +315,7 @@ class OpenAICompatBackend:
         self._secrets: tuple[str | None, ...] = (api_key, url.password or None)
         self.base_url = str(url.copy_with(username=None, password=None)).rstrip("/")
         self._base_path = url.path
+        self.negotiator = Negotiator(self.base_url, model)  # what this server accepts, learned per process
         headers = {"Accept-Encoding": "gzip, deflate", "Accept": "text/event-stream, application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -340,8 +341,20 @@ class OpenAICompatBackend:
         return self._http
 
     def build_body(self, request: ChatRequest) -> dict[str, Any]:
-        """The whole JSON body this request sends."""
-        return build_body(request, self.model, self.dialect, self._extra_body)
+        """The whole JSON body of this request, before negotiation."""
+        return build_body(request, self.model, self.dialect, {**self._reasoning_body(request), **self._extra_body})
+
+    def _reasoning_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The documented knobs that turn thinking down; whatever a server refuses is negotiated away."""
+        if request.reasoning == "low":
+            return {"reasoning_effort": "low"}
+        if request.reasoning != "off":
+            return {}
+        off: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False}}  # vLLM, SGLang, llama.cpp
+        if self.dialect == "openai":
+            # OpenAI, Gemini and Ollama's /v1 read "none"; models that take less are stepped down to what they take.
+            off["reasoning_effort"] = "none"
+        return off
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The non-standard fields this request sends (public for tests and dry runs)."""
@@ -350,7 +363,11 @@ class OpenAICompatBackend:
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
         stall = request.stall_timeout or constants.DEFAULT_STALL_TIMEOUT_S
-        body = json.dumps(self.build_body(request), ensure_ascii=False).encode()
+        original = self.build_body(request)
+        prepared = self.negotiator.prepare(original)
+        if prepared.adaptations:
+            yield ChatChunk(adaptations=prepared.adaptations)
+        body = json.dumps(prepared.body, ensure_ascii=False).encode()
         try:
             outgoing = self._http.build_request(
                 "POST", self.base_url + "/chat/completions", content=body, headers={"Content-Type": "application/json"}
@@ -361,15 +378,30 @@ class OpenAICompatBackend:
             except TimeoutError:
                 raise _Stalled(stall) from None
             try:
-                async for chunk in self._read(response, stall):
+                async for chunk in self._read(response, stall, ChunkFilter(prepared.client_stop)):
                     yield chunk
             finally:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
-        except (httpx.HTTPError, ValueError, _HttpStatus, _StreamError, _Stalled, _NotAnApi) as exc:
+        except _HttpStatus as exc:
+            error = _map_error(exc, self._secrets, self._base_path)
+            # A refused field is adapted; a real 400 (context too long, a bad model) never is.
+            if (
+                isinstance(error, BadRequestError)
+                and not isinstance(error, ContextLengthError)
+                and exc.status in (400, 422)
+            ):
+                try:
+                    refusal = json.loads(exc.body)
+                except ValueError:
+                    refusal = None
+                adapted = self.negotiator.learn(exc.status, refusal, original, prepared.body)
+                error.adaptation = tuple(adapted)  # non-empty: sot.calls sends it again at once, adapted
+            raise error from None
+        except (httpx.HTTPError, ValueError, _StreamError, _Stalled, _NotAnApi) as exc:
             raise _map_error(exc, self._secrets, self._base_path) from None
 
-    async def _read(self, response: httpx.Response, stall: float) -> AsyncIterator[ChatChunk]:
+    async def _read(self, response: httpx.Response, stall: float, answer_only: ChunkFilter) -> AsyncIterator[ChatChunk]:
         encoding = response.headers.get("content-encoding", "")
         if response.status_code >= 300:
             bounded = _sse.BoundedBody(response.aiter_raw(), encoding, constants.MAX_ERROR_BODY_BYTES)
@@ -397,7 +429,7 @@ class OpenAICompatBackend:
             parsed = parse_completion(json.loads(raw))
             if parsed.error is not None:
                 raise _StreamError(parsed.error, response.headers)
-            chunk = _chat_chunk(parsed)
+            chunk = answer_only(_chat_chunk(parsed))
             if chunk is not None:
                 yield chunk
             return
@@ -424,11 +456,14 @@ class OpenAICompatBackend:
                     parsed = replace(parsed, error=ErrorBody(message="the answer ended with finish_reason 'error'"))
                 if parsed.error is not None:
                     raise _StreamError(parsed.error, response.headers)
-                chunk = _chat_chunk(parsed)
-                if chunk is None:
-                    continue
-                finished = finished or chunk.finish_reason is not None
-                yield chunk
+                finished = finished or parsed.finish_reason is not None
+                chunk = answer_only(_chat_chunk(parsed))
+                if chunk is not None:
+                    yield chunk
+                if answer_only.stopped:  # a stop the server refused, applied here: cut, close the stream
+                    return
+        if finished and (tail := answer_only.end()) is not None:
+            yield tail  # text held back (a partial tag or stop string) when [DONE] came without a finish
         if not finished:
             if _looks_like_html(bounded.head, ""):
                 raise _NotAnApi()

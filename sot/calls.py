@@ -5,6 +5,9 @@ exponential backoff; a server's ``Retry-After`` / ``retry-after-ms`` is honoured
 beyond the cap the call fails fast with a message naming the wait asked for. Everything else (400,
 401, 403, 404, 422, a refused connection, an HTML page ...) is raised at once.
 A retried stream starts over: its partial text is dropped, and ``on_restart`` tells the caller.
+A request the server refused for a field it does not take, adapted by the backend (a
+``BadRequestError`` with ``adaptation``), is sent again at once, without backoff and without
+counting as a retry (at most ``MAX_ADAPTATIONS_PER_CALL`` per call).
 
 Two deadlines: a stream with no data for ``stall_timeout_s`` is stalled (the backend raises a retryable
 ``BackendTimeoutError``, and an endpoint pool takes that server out of rotation); the total deadline
@@ -21,11 +24,12 @@ import random
 import time
 from collections.abc import Callable
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import anyio
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
+from . import constants
 from .backends.base import Backend, ChatRequest
 from .errors import BackendError, BackendTimeoutError, ProtocolError, RateLimitError
 from .options import RetryPolicy
@@ -43,12 +47,37 @@ class CallOutcome:
     record: CallRecord
 
 
+@dataclass
+class _Thinking:
+    """One attempt's reasoning text (kept apart from its answer) and the request's adaptations."""
+
+    parts: list[str] = field(default_factory=list)
+    first_s: float | None = None
+    last_s: float | None = None
+    adaptations: list[str] = field(default_factory=list)
+
+    def add(self, text: str, now: float) -> None:
+        self.parts.append(text)
+        self.first_s = now if self.first_s is None else self.first_s
+        self.last_s = now
+
+    @property
+    def seconds(self) -> float:
+        return self.last_s - self.first_s if self.first_s is not None and self.last_s is not None else 0.0
+
+
 def _retry_after(exc: BaseException | None) -> float | None:
     value = getattr(exc, "retry_after", None)
     return float(value) if value is not None else None
 
 
+def _adapted(exc: BaseException | None) -> bool:
+    return bool(getattr(exc, "adaptation", ()))
+
+
 def should_retry(exc: BaseException, policy: RetryPolicy) -> bool:
+    if _adapted(exc):
+        return True
     if not isinstance(exc, BackendError) or not exc.retryable:
         return False
     wait = _retry_after(exc)
@@ -57,6 +86,8 @@ def should_retry(exc: BaseException, policy: RetryPolicy) -> bool:
 
 def backoff_seconds(policy: RetryPolicy, attempt: int, exc: BaseException | None) -> float:
     """Seconds before attempt `attempt + 1`: the server's Retry-After, else jittered exponential."""
+    if _adapted(exc):
+        return 0.0
     wait = _retry_after(exc)
     if wait is not None:
         return wait
@@ -73,7 +104,9 @@ class Caller:
         policy: RetryPolicy,
         origin: float | None = None,
         limiter: anyio.CapacityLimiter | None = None,
+        keep_reasoning: bool = False,
     ) -> None:
+        self.keep_reasoning = keep_reasoning
         self.backend = backend
         self.policy = policy
         self.origin = time.perf_counter() if origin is None else origin
@@ -97,8 +130,11 @@ class Caller:
         policy = self.policy
         start = self.now()
         attempts = 0
+        adaptations = 0
+        refused = False  # the last attempt was refused before any text: an adapted re-send is no restart
         first_token: list[float] = []
         usage: list[Usage] = []
+        thinking = _Thinking()
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
@@ -107,18 +143,27 @@ class Caller:
             logger.info("%s call: attempt %d failed (%s); retrying in %.1f s", purpose, attempt_number, exc, seconds)
             return seconds
 
+        def stop(state: RetryCallState) -> bool:
+            if adaptations > constants.MAX_ADAPTATIONS_PER_CALL:
+                return True
+            return state.attempt_number - adaptations >= policy.max_retries + 1
+
         async def attempt() -> str:
-            nonlocal attempts
+            nonlocal attempts, adaptations, thinking, refused
             attempts += 1
-            if attempts > 1 and on_restart is not None:
+            if attempts > 1 and on_restart is not None and not refused:
                 on_restart(attempts)
+            refused = False
             first_token.clear()
             usage.clear()
+            thinking = _Thinking()
             parts: list[str] = []
             try:
                 async with self.limiter if self.limiter is not None else _NO_LIMIT:
-                    alive = await self._stream(stalling, parts, first_token, usage, on_delta)
+                    alive = await self._stream(stalling, parts, first_token, usage, on_delta, thinking)
             except BackendError as exc:
+                refused = _adapted(exc)
+                adaptations += refused
                 wait = _retry_after(exc)
                 if exc.retryable and wait is not None and wait > policy.retry_after_cap_s:
                     raise RateLimitError(
@@ -138,7 +183,7 @@ class Caller:
 
         stalling = replace(request, stall_timeout=min(policy.stall_timeout_s, policy.timeout_s))
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(policy.max_retries + 1),
+            stop=stop,
             wait=wait,
             retry=retry_if_exception(lambda exc: should_retry(exc, policy)),
             sleep=anyio.sleep,
@@ -153,6 +198,10 @@ class Caller:
             end_s=self.now(),
             first_token_s=first_token[0] if first_token else None,
             usage=usage[-1] if usage else None,
+            adaptations=list(thinking.adaptations),
+            reasoning_chars=sum(len(part) for part in thinking.parts),
+            reasoning_s=thinking.seconds,
+            reasoning="".join(thinking.parts) if self.keep_reasoning and thinking.parts else None,
         )
         return CallOutcome(text=text, record=record)
 
@@ -177,6 +226,7 @@ class Caller:
         first_token: list[float],
         usage: list[Usage],
         on_delta: OnDelta | None,
+        thinking: _Thinking,
     ) -> bool | None:
         """Read one attempt; None when it completed, else whether it had produced anything by the deadline."""
         alive = False
@@ -184,6 +234,9 @@ class Caller:
             async with aclosing(self.backend.stream_chat(request)) as chunks:
                 async for chunk in chunks:
                     alive = True
+                    thinking.adaptations.extend(chunk.adaptations)
+                    if chunk.reasoning:  # never reaches on_delta, the parser or the answer text
+                        thinking.add(chunk.reasoning, self.now())
                     if chunk.usage is not None:
                         usage.append(chunk.usage)
                     if chunk.text:

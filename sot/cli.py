@@ -125,6 +125,15 @@ StallTimeout = Annotated[
 ]
 MaxRetries = Annotated[int, typer.Option(help="Retries per call.")]
 Pipeline = Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")]
+ReasoningOption = Annotated[
+    str,
+    typer.Option(
+        "--reasoning", help="Reasoning models: off, low or default (the server's), where the server has a knob."
+    ),
+]
+KeepReasoning = Annotated[
+    bool, typer.Option("--keep-reasoning", help="Keep a reasoning model's thinking in the Answer (never in its text).")
+]
 RouterOption = Annotated[str, typer.Option("--router", help="Router for --mode auto: learned, rules or llm.")]
 DialectOption = Annotated[
     str, typer.Option("--dialect", help="Server kind for constrained skeletons: openai, llama.cpp or vllm.")
@@ -172,6 +181,8 @@ def ask(
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
     prompts: Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")] = None,
+    reasoning: ReasoningOption = constants.DEFAULT_REASONING,
+    keep_reasoning: KeepReasoning = False,
     dialect: DialectOption = "openai",
     gguf: GgufOption = None,
     llama_server: LlamaServerOption = None,
@@ -200,6 +211,8 @@ def ask(
             pipeline=pipeline,
             router=router,
             prompts_dir=prompts,
+            reasoning=reasoning,
+            keep_reasoning=keep_reasoning,
             dialect=_dialect(dialect),
             gguf=gguf,
             llama_server=llama_server,

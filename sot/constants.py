@@ -26,6 +26,13 @@ DEFAULT_TEMPERATURE: Final[float | None] = None
 # An expansion is one paragraph; a blank line means the model moved on (small models loop there).
 POINT_STOP: Final = ("\n\n",)
 
+# Reasoning models: "off", "low" or "default" (the server's own setting); thinking text is dropped
+# from answers, and kept in the Answer only with keep_reasoning.
+DEFAULT_REASONING: Final = "default"
+REASONING_LEVELS: Final = ("off", "low", "default")
+# A refused request field is adapted and the call sent again at once; at most this many per call.
+MAX_ADAPTATIONS_PER_CALL: Final = 8
+
 # Calls: a total deadline per attempt, because a read timeout resets on every streamed chunk. A stream
 # still producing when it passes is ended, not restarted (stalls are caught by DEFAULT_STALL_TIMEOUT_S),
 # so it is generous: a long answer on a busy CPU takes minutes.

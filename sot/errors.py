@@ -144,6 +144,9 @@ class BadRequestError(BackendError):
     """
 
     exit_code = 7
+    # Set when the server refused a request field and the request was adapted (backends/_negotiate.py):
+    # sot.calls then sends it again at once, the one exception to "never retried".
+    adaptation: tuple[str, ...] = ()
     server_message: str | None = None
     code: str | None = None
     param: str | None = None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, TypedDict
 
 from . import constants
+from .backends.base import Reasoning
 from .errors import ConfigurationError
 
 RequestedMode = Literal["auto", "sot", "sequential"]
@@ -75,10 +76,14 @@ class Options:
     skeleton_frequency_penalty: float | None = None
     router: Literal["learned", "rules", "llm"] = constants.DEFAULT_ROUTER
     prompts_dir: str | None = None
+    reasoning: Reasoning = constants.DEFAULT_REASONING
+    keep_reasoning: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "sot", "sequential"):
             raise ConfigurationError(f"--mode must be auto, sot or sequential, not {self.mode!r}")
+        if self.reasoning not in constants.REASONING_LEVELS:
+            raise ConfigurationError(f"--reasoning must be off, low or default, not {self.reasoning!r}")
         if self.router not in constants.ROUTERS:
             raise ConfigurationError(f"--router must be one of {', '.join(constants.ROUTERS)}, not {self.router!r}")
         for name in ("max_parallel", "max_tokens", "point_max_tokens"):
@@ -142,3 +147,5 @@ class OptionOverrides(TypedDict, total=False):
     skeleton_frequency_penalty: float | None
     router: str | None  # learned, rules or llm
     prompts_dir: str | None
+    reasoning: str | None  # off, low or default
+    keep_reasoning: bool | None

@@ -224,7 +224,9 @@ class Orchestrator:
             raise found from None
 
     async def _run(self, question: str, emit: Emit, history: tuple[Message, ...]) -> Answer:
-        caller = Caller(self.backend, self.options.retry_policy, limiter=self.limiter)
+        caller = Caller(
+            self.backend, self.options.retry_policy, limiter=self.limiter, keep_reasoning=self.options.keep_reasoning
+        )
         draft = Draft(emit)
         mode, reason, decision = await self._decide(question, caller)
         route = decision.to_dict() if decision is not None else None
@@ -241,6 +243,8 @@ class Orchestrator:
         answer.requested_mode = self.options.mode
         answer.timings.total_s = caller.now()
         answer.usage = sum((c.usage for c in answer.calls if c.usage), Usage())
+        answer.adaptations = list(dict.fromkeys(note for c in answer.calls for note in c.adaptations))
+        answer.reasoning_s = sum(c.reasoning_s for c in answer.calls)
         emit(events.AnswerDone(answer))
         return answer
 
@@ -278,6 +282,7 @@ class Orchestrator:
             max_tokens=self.options.max_tokens,
             temperature=self.options.temperature,
             seed=self.options.seed,
+            reasoning=self.options.reasoning,
         )
 
         def on_delta(text: str) -> None:
@@ -340,6 +345,7 @@ class Orchestrator:
                 constraint=self._constraint(),
                 seed=opts.seed,
                 frequency_penalty=opts.skeleton_frequency_penalty,
+                reasoning=opts.reasoning,
             )
             try:
                 outcome = await caller.call(
@@ -412,6 +418,7 @@ class Orchestrator:
             temperature=opts.temperature,
             seed=opts.seed,
             stop=constants.POINT_STOP,
+            reasoning=opts.reasoning,
         )
 
         def on_delta(text: str) -> None:

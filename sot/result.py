@@ -15,6 +15,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    reasoning_tokens: int = 0  # of completion_tokens: thinking (usage.completion_tokens_details)
 
     @property
     def total_tokens(self) -> int:
@@ -25,6 +26,7 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.cached_tokens + other.cached_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -43,6 +45,10 @@ class CallRecord:
     first_token_s: float | None
     usage: Usage | None
     error: str | None = None
+    adaptations: list[str] = field(default_factory=list)  # request fields adapted to the server
+    reasoning_chars: int = 0
+    reasoning_s: float = 0.0  # first to last thinking text
+    reasoning: str | None = None  # the thinking text, kept only with keep_reasoning
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -87,6 +93,9 @@ class Answer:
     route: dict[str, Any] | None = None
     shared_prefix_fraction: float | None = None
     pipelined: bool = False
+    # How requests were adapted to what the server accepts ("max_tokens->max_completion_tokens" ...).
+    adaptations: list[str] = field(default_factory=list)
+    reasoning_s: float = 0.0  # seconds of thinking text over every call (tokens: usage.reasoning_tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,4 +115,6 @@ class Answer:
             "route": self.route,
             "shared_prefix_fraction": self.shared_prefix_fraction,
             "pipelined": self.pipelined,
+            "adaptations": self.adaptations,
+            "reasoning_s": self.reasoning_s,
         }
