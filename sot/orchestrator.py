@@ -57,6 +57,7 @@ _LEAD = re.compile(
       | \d{1,2}\s*[.):]\s+
       | (?:sure|certainly|of\s+course|okay|ok)\b[!,.]?\s*
       | (?:the\s+)?answer\s+to\s+(?:your|the|this)\s+question\s+is\s*[:,\-]?\s*
+      | (?:the\s+)?answer\s+is\s*:\s*
       | here(?:\s+is|'s)\s+(?:the|my|an?)\s+(?:answer|explanation|expansion|response)\b[^:\n]{0,40}:\s*
     )""",
     re.IGNORECASE | re.VERBOSE,

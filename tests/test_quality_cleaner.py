@@ -38,6 +38,8 @@ CASES = [
         "Plan the week on Sunday.",
     ),
     ("Your question brings together the main points of the answer.", 1, ""),
+    ('The answer is: "Scalability keeps the API fast under load."', 0, "Scalability keeps the API fast under load."),
+    ("The answer is 42 requests per second at most.", 0, "The answer is 42 requests per second at most."),
     # Content that only looks similar stays as it is.
     ("Short sentences make an answer easy to read.", 2, "Short sentences make an answer easy to read."),
     ("Clear naming helps readers.", 2, "Clear naming helps readers."),
