@@ -28,9 +28,17 @@ THROUGHPUT_PROMPT = "Write a long story about a lighthouse keeper."
 
 
 def suitable_questions(path: str | Path, limit: int = 0) -> list[dict[str, Any]]:
-    """The `sot_suitable` rows of a vicuna80-style JSONL file, the first `limit` of them (0: all)."""
+    """The SoT-suitable rows of a labelled JSONL file, the first `limit` of them (0: all).
+
+    vicuna80's shape (`question_id`, `sot_suitable`) or the project's own sets' (`id`, `sot_suitable`
+    or `route: "sot"`); every row comes back with `question_id` and `category`.
+    """
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
-    return [r for r in rows if r.get("sot_suitable")][: limit or None]
+    suitable = [r for r in rows if r.get("sot_suitable") or r.get("route") == "sot"]
+    return [
+        {**r, "question_id": r.get("question_id", r.get("id", n)), "category": r.get("category", "")}
+        for n, r in enumerate(suitable[: limit or None], 1)
+    ]
 
 
 def machine() -> dict[str, Any]:
