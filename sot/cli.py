@@ -114,6 +114,9 @@ LlamaServerOption = Annotated[
 
 
 MaxPoints = Annotated[int, typer.Option(help="Most skeleton points kept.")]
+ModeOption = Annotated[str, typer.Option("--mode", help="auto (router decides), sot or sequential.")]
+MaxParallel = Annotated[int, typer.Option("--max-parallel", help="Most expansions in flight per answer.")]
+PromptsDir = Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")]
 MaxTokens = Annotated[int, typer.Option(help="Token cap of a sequential answer.")]
 PointMaxTokens = Annotated[int, typer.Option(help="Token cap of each point's expansion.")]
 Temperature = Annotated[float | None, typer.Option(help="Sampling temperature.")]
@@ -165,9 +168,9 @@ def ask(
     base_url: BaseUrl = None,
     model: Model = None,
     api_key: ApiKey = None,
-    mode: Annotated[str, typer.Option(help="auto (router decides), sot or sequential.")] = "auto",
+    mode: ModeOption = "auto",
     max_points: MaxPoints = constants.DEFAULT_MAX_POINTS,
-    max_parallel: Annotated[int, typer.Option(help="Most expansions in flight.")] = constants.DEFAULT_MAX_PARALLEL,
+    max_parallel: MaxParallel = constants.DEFAULT_MAX_PARALLEL,
     max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
     point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
     temperature: Temperature = None,
@@ -180,7 +183,7 @@ def ask(
     ] = False,
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
-    prompts: Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")] = None,
+    prompts: PromptsDir = None,
     reasoning: ReasoningOption = constants.DEFAULT_REASONING,
     keep_reasoning: KeepReasoning = False,
     dialect: DialectOption = "openai",
