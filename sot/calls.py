@@ -138,9 +138,9 @@ class Caller:
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
-            seconds = backoff_seconds(policy, state.attempt_number, exc)
-            attempt_number = state.attempt_number
-            logger.info("%s call: attempt %d failed (%s); retrying in %.1f s", purpose, attempt_number, exc, seconds)
+            number = state.attempt_number
+            seconds = backoff_seconds(policy, number, exc)
+            logger.info("%s call: attempt %d failed (%s); retrying in %.1f s", purpose, number, exc, seconds)
             return seconds
 
         def stop(state: RetryCallState) -> bool:
@@ -164,13 +164,14 @@ class Caller:
             except BackendError as exc:
                 refused = _adapted(exc)
                 adaptations += refused
-                wait = _retry_after(exc)
-                if exc.retryable and wait is not None and wait > policy.retry_after_cap_s:
+                asked = _retry_after(exc)  # a wait beyond the cap fails fast, saying what was asked
+                cap = policy.retry_after_cap_s
+                if exc.retryable and asked is not None and asked > cap:
                     raise RateLimitError(
-                        f"{exc}; the server asked to wait {wait:g} s, more than the {policy.retry_after_cap_s:g} s sot "
-                        "waits: try again later",
+                        f"{exc}; the server asked to wait {asked:g} s, more than the {cap:g} s sot waits: "
+                        "try again later",
                         status_code=exc.status_code,
-                        retry_after=wait,
+                        retry_after=asked,
                         request_id=exc.request_id,
                     ) from None
                 raise

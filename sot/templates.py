@@ -81,6 +81,7 @@ class Prompts:
         self._searchpath = searchpath
         self._user_dir = Path(user_dir) if user_dir is not None else None
         self._raw: dict[str, str] = {}
+        self._instructions: list[str] | None = None
 
     def render(self, name: str, **variables: object) -> str:
         try:
@@ -118,12 +119,12 @@ class Prompts:
 
     def expansion_instructions(self) -> list[str]:
         """The expansion prompt's own sentences (no question or point in them): what an echo repeats."""
-        if "_instructions" not in self._raw:
+        if self._instructions is None:
             blank = "\x00"
             text = self.render(EXPAND, question=blank, points=[blank], index=1, point=blank)
             sentences = re.split(r"(?<=[.!?:])\s+|\n", text)
-            self._raw["_instructions"] = "\n".join(s for s in sentences if blank not in s and len(s.split()) >= 4)
-        return [line for line in self._raw["_instructions"].split("\n") if line]
+            self._instructions = [s for s in sentences if s and blank not in s and len(s.split()) >= 4]
+        return self._instructions
 
     def expansion(self, question: str, points: list[str], index: int) -> list[Message]:
         """Expansion prompt for point `index` (0-based); every point's prompt shares one prefix."""

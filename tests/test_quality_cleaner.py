@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import sot
+from sot._tidy import tidy_expansion
 from sot.fake_server import Reply, SeenRequest
-from sot.orchestrator import tidy_expansion
 from sot.templates import Prompts
 
 POINTS = ["Secure and robust", "Enhanced sleep quality", "Clear naming"]

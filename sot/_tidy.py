@@ -1,0 +1,100 @@
+"""Cleaning an expansion of what the tool itself put in, which small models echo back.
+
+Applied once, in the orchestrator, before the Draft commits a point's text, so every view shows the
+same cleaned answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Labels and fillers a small model puts before the content: "Point 2:", "Answer:", "The answer to
+# your question is:", "Sure, here is the explanation:".
+_LEAD = re.compile(
+    r"""^\s*(?:
+        (?:point|answer|explanation|response|expansion|part|question)\s*\d*\s*[:.\-]\s*
+      | \d{1,2}\s*[.):]\s+
+      | (?:sure|certainly|of\s+course|okay|ok)\b[!,.]?\s*
+      | (?:the\s+)?answer\s+to\s+(?:your|the|this)\s+question\s+is\s*[:,\-]?\s*
+      | (?:the\s+)?answer\s+is\s*:\s*
+      | here(?:\s+is|'s)\s+(?:the|my|an?)\s+(?:answer|explanation|expansion|response)\b[^:\n]{0,40}:\s*
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_BRACKETED = re.compile(r"\[([^\[\]\n]{0,200})\]")
+# What the model wraps in the prompt's delimiters by imitation: a few plain words ("[Digital tools]"),
+# never code, numbers or a citation ("[1, 2]", "[3]").
+_PHRASE = re.compile(r"[^\W\d_]+(?:[ '’-][^\W\d_]+){0,7}")
+_SENTENCE = re.compile(r"[^.!?:\n]*(?:[.!?:]+|$)\s*")
+_WORDS = re.compile(r"\w+")
+# The model talking about the task instead of doing it: "The first and third paragraphs in your answer,
+# one to three sentences, should ...", "Your question brings together the main points of the answer."
+_META = re.compile(
+    r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
+        \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
+      | \b(?:paragraphs?|sentences?)\b[^.!?]{0,80}?\b(?:your|the|this)\s+(?:answer|response)\b
+      | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_PROMPT_LINE = re.compile(r"^[ \t]*(?:question|point[ \t]*\d*|the answer has these parts)[ \t]*:.*$", re.I | re.M)
+
+
+def _echoes(sentence: str, instructions: list[str]) -> bool:
+    """Whether `sentence` repeats five words in a row (or all) of one of the prompt's instructions."""
+    words = _WORDS.findall(sentence.casefold())
+    said = " ".join(words)
+    for instruction in instructions:
+        told = _WORDS.findall(instruction.casefold())
+        grams = [" ".join(told[j : j + 5]) for j in range(max(len(told) - 4, 1))]
+        if any(gram and f" {gram} " in f" {said} " for gram in grams):
+            return True
+    return False
+
+
+def tidy_expansion(
+    text: str, title: str, index: int, points: list[str] | None = None, instructions: list[str] | None = None
+) -> str:
+    """The expansion without what the tool itself put in, which small models echo.
+
+    Drops the point's number, labels ("Point:", "Answer:"), fillers ("The answer to your question
+    is:", "Sure, here is ..."), the title at the start, sentences that repeat the prompt's
+    `instructions`, the ``[ ]`` delimiters around a point or title, and a trailing lead-in that
+    ends on a colon with nothing after it. Empty if nothing of substance is left.
+    """
+    titles = [t.casefold().strip() for t in [title, *(points or [])] if t.strip()]
+
+    def unwrap(match: re.Match[str]) -> str:
+        # The delimiters the prompt put around points: "[Enhanced sleep quality]" reads as the words.
+        inside = match.group(1).casefold().strip()
+        if match.start() and (match.string[match.start() - 1].isalnum() or match.string[match.start() - 1] in "_)]"):
+            return match.group(0)  # an index, as in x[i]
+        echoed = match.start() == 0 or any(inside.startswith(t) for t in titles) or bool(_PHRASE.fullmatch(inside))
+        return match.group(1) if echoed else match.group(0)
+
+    text = text.replace("\r\n", "\n").strip().strip('"').strip()
+    bare_title = title.rstrip(".:;!… ")
+    for _ in range(6):
+        before = text
+        text = _LEAD.sub("", text, count=1).lstrip(' "*')
+        for candidate in (f"**{bare_title}**", f'"{bare_title}"', f"[{bare_title}]", bare_title):
+            if bare_title and text.casefold().startswith(candidate.casefold()):
+                rest = text[len(candidate) :]
+                # The title as a heading ("Title: ...", "**Title** ..."), not the start of a sentence.
+                if not rest.strip() or rest.lstrip(" *")[:1] in ".:-—\n" or candidate != bare_title:
+                    text = rest.lstrip(" .:-—*\n")
+                break
+        text = _BRACKETED.sub(unwrap, text, count=1) if text.startswith("[") else text
+        if text == before:
+            break
+    text = _BRACKETED.sub(unwrap, text)
+    if "[" in text and "]" not in text[text.rfind("[") :]:
+        text = text[: text.rfind("[")]  # a delimiter opened and never closed: the model talking about its task
+    # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
+    text = _PROMPT_LINE.sub("", text)
+    sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
+    kept = [s for s in sentences if not _echoes(s, instructions or []) and not _META.search(s)]
+    # A closing lead-in ("Here are some tips:") announces what never came: the stop cut it off.
+    while kept and kept[-1].rstrip().endswith(":"):
+        kept.pop()
+    text = "".join(kept).strip()
+    return text if _WORDS.search(text) else ""
