@@ -312,7 +312,7 @@ class OpenAICompatBackend:
         url = httpx.URL(base_url.strip())
         # User info in the URL becomes Basic auth: the URL we keep (and httpx logs) never holds it.
         auth = httpx.BasicAuth(url.username, url.password) if url.userinfo else None
-        self._secrets: tuple[str | None, ...] = (api_key, url.password or None)
+        self._secrets: tuple[str | None, ...] = (api_key, url.username or None, url.password or None)
         self.base_url = str(url.copy_with(username=None, password=None)).rstrip("/")
         self._base_path = url.path
         self.negotiator = Negotiator(self.base_url, model)  # what this server accepts, learned per process
@@ -334,11 +334,6 @@ class OpenAICompatBackend:
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend(name={self.name!r}, model={self.model!r}, dialect={self.dialect!r})"
-
-    @property
-    def http(self) -> httpx.AsyncClient:
-        """The client this backend's calls go through (credentials attached, no URL user info)."""
-        return self._http
 
     def build_body(self, request: ChatRequest) -> dict[str, Any]:
         """The whole JSON body of this request, before negotiation."""

@@ -238,7 +238,7 @@ def markdown(s: dict[str, Any]) -> str:
             f"on {run['pipelined_faster']} of {run['questions']}.",
             "",
             *bench.question_table(
-                run["rows"], [("two-phase s", "two_phase_s"), ("two-phase/pipelined", "pipeline_ratio")]
+                run["rows"], list(TWO_PHASE_COLUMNS)
             ),
         ]
     return "\n".join(lines) + "\n"

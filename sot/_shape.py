@@ -31,15 +31,6 @@ class SkeletonShape:
         # Asking for fewer points than the usual minimum lowers the minimum; it never inverts the range.
         object.__setattr__(self, "min_points", max(1, min(self.min_points, self.max_points)))
 
-    @property
-    def numbers(self) -> range:
-        """The numbers the outline's lines carry, in order."""
-        return range(1, self.max_points + 1)
-
-    @property
-    def number_width(self) -> int:
-        return len(str(self.max_points))
-
     def gbnf(self) -> str:
         """A llama.cpp grammar: lines ``1. `` .. ``n. `` in order, min_points..max_points of them."""
         required = " ".join(f'"{n}. " point' for n in range(1, self.min_points + 1))

@@ -28,7 +28,7 @@ from .cli import (
     app,
     fail,
 )
-from .errors import ConfigurationError, SotError
+from .errors import SotError
 
 Upstream = Annotated[
     list[str] | None,
@@ -99,12 +99,18 @@ def proxy(
     debug: Debug = False,
 ) -> None:
     """Serve an OpenAI-compatible API (chat completions through SoT, the rest passed through) until Ctrl-C."""
-    from .options import Options
+    from .options import Options, check_number
     from .proxy import ProxySettings, serve
 
     try:
-        if min(max_concurrent, max_upstream_calls, max_body_bytes) < 1 or max_queued < 0 or queue_timeout <= 0:
-            raise ConfigurationError("the proxy's limits must be positive")
+        for flag, value in (
+            ("--max-concurrent", max_concurrent),
+            ("--max-upstream-calls", max_upstream_calls),
+            ("--max-body-bytes", max_body_bytes),
+        ):
+            check_number(flag, value, low=1)
+        check_number("--max-queued", max_queued, low=0)
+        check_number("--queue-timeout", queue_timeout, low=0, low_open=True)
         options = {
             "mode": mode,
             "max_points": max_points,

@@ -146,6 +146,7 @@ class Client:
         llama_server: str | None = None,
         request_limit: int | None = None,
         limiter: anyio.CapacityLimiter | None = None,
+        api_key_from_env: bool = True,
         **options: Unpack[OptionOverrides],
     ) -> None:
         self.options = Options().updated(**options)
@@ -156,7 +157,9 @@ class Client:
         env_urls = (_env(constants.ENV_BASE_URL) or "").replace(",", " ").split()
         self._base_urls = [u for u in urls if u] or env_urls
         self._model = model or _env(constants.ENV_MODEL)
-        self._api_key = api_key or _env(constants.ENV_API_KEY) or _env(constants.ENV_OPENAI_API_KEY)
+        # A proxy forwarding its clients' keys turns the fallback off: a keyless client must not spend the operator's.
+        from_env = _env(constants.ENV_API_KEY) or _env(constants.ENV_OPENAI_API_KEY) if api_key_from_env else None
+        self._api_key = api_key or from_env
         self._dialect: Dialect = dialect or "openai"
         self._gguf = gguf
         self._llama_server = llama_server

@@ -249,7 +249,6 @@ class SkeletonParser:
         self.max_words = shape.point_words + 2  # a few words asked; a little more still reads as a title
         self.line_chars = shape.line_chars
         self.points: list[str] = []
-        self.rejected: list[str] = []  # lines that carried on the line before them
         self._seen: set[str] = set()
         self._bags: list[frozenset[str]] = []
         self._last_cut = False  # the line before was stopped mid-phrase
@@ -262,14 +261,6 @@ class SkeletonParser:
     @property
     def full(self) -> bool:
         return len(self.points) >= self.max_points
-
-    def reset_stream(self) -> None:
-        """A new stream of the same skeleton begins (a retry): keep the points, forget the line."""
-        self._buffer = ""
-        self._style = None
-        self._indent = 0
-        self._last_number = 0
-        self._last_cut = False
 
     def feed(self, text: str) -> list[str]:
         """Add streamed text; return the points whose lines became complete."""
@@ -342,8 +333,7 @@ class SkeletonParser:
             cut = cut or len(text.strip()) >= self.line_chars - 1
             continues = bool(self.points) and self._continues(text)
             self._last_cut = cut or _dangles(text)
-            if continues:
-                self.rejected.append(text.strip())
+            if continues:  # a line that carries on the one before it
                 continue
             point = _clean(text, self.max_point_chars, self.max_words, cut=cut)
             if (cut or len(texts) > 1) and len(_words(point)) == 1 and point.casefold() in DANGLING_WORDS:

@@ -361,3 +361,17 @@ def test_a_failure_after_text_went_out_ends_the_stream_with_an_error_event(proxi
     finally:
         text_went_out.set()
     assert "".join(texts).startswith("1. First idea")  # points 1 and 2 had gone out
+
+
+@pytest.mark.anyio
+async def test_a_keyless_client_never_spends_the_operators_environment_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forwarding clients' keys, the proxy builds its clients without the environment's key fallback."""
+    from sot.proxy.clients import ClientPool
+    from sot.proxy.settings import ProxySettings
+
+    monkeypatch.setenv("SOT_API_KEY", "operator-secret-key-123")
+    assert sot.Client(base_url="http://127.0.0.1:9/v1", model="m").api_key == "operator-secret-key-123"
+    settings = ProxySettings(upstream=("http://127.0.0.1:9/v1",), model="m")
+    pool = ClientPool(settings)
+    assert pool._make("m", None).api_key is None
+    assert pool._make("m", "client-key-456").api_key == "client-key-456"

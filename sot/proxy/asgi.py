@@ -95,7 +95,6 @@ class Exchange(Response):
         self._work = work
         self._gate = gate
         self._on_busy = on_busy
-        self.disconnected = False
         # Told the status sent (499: the client left before one) once the exchange is over.
         self.done: Callable[[int], None] | None = None
 
@@ -113,7 +112,6 @@ class Exchange(Response):
             async def watch() -> None:
                 while (await receive())["type"] != "http.disconnect":
                     pass
-                self.disconnected = True
                 tg.cancel_scope.cancel()
 
             tg.start_soon(watch)

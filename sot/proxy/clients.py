@@ -41,6 +41,7 @@ class ClientPool:
             base_url=list(s.upstream) or None,
             model=model,
             api_key=key,
+            api_key_from_env=False,  # the key is the configured one or the client's, never the environment's
             dialect=s.dialect,
             gguf=s.gguf,
             llama_server=s.llama_server,

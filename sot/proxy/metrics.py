@@ -65,10 +65,6 @@ class Metrics:
     def gauge(self, name: str, read: Callable[[], float]) -> None:
         self._gauges[name] = read
 
-    def value(self, name: str, **labels: str) -> float:
-        """A counter's current value (for tests and the bench)."""
-        return self._counters[name].get(tuple(sorted(labels.items())), 0.0)
-
     def render(self) -> str:
         lines: list[str] = []
         for name, (kind, text) in self._HELP.items():

@@ -31,9 +31,11 @@ class LLMRouter:
         text = self.prompts.render(ROUTE_TEMPLATE, question=question)
         request = ChatRequest([Message("user", text)], max_tokens=3, temperature=0.0)
         try:
-            own = Caller(self.backend, self.policy)
-            if caller is not None:
-                own = Caller(self.backend, self.policy, origin=caller.origin, limiter=caller.limiter)
+            own = (
+                Caller(self.backend, self.policy, origin=caller.origin, limiter=caller.limiter)
+                if caller is not None
+                else Caller(self.backend, self.policy)
+            )
             outcome = await own.call(request, purpose="route")
         except SotError as exc:
             fallback = rules_route(question)
