@@ -10,6 +10,7 @@ are dropped: only data counts as progress.
 
 from __future__ import annotations
 
+import time
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -93,63 +94,113 @@ def _too_long(what: str, limit: int) -> ProtocolError:
     return ProtocolError(f"the server sent {what} longer than {limit >> 10} kB; sot stopped reading it")
 
 
-async def lines(body: AsyncIterator[bytes], max_line: int) -> AsyncIterator[bytes]:
-    """Lines split on CR, LF or CRLF only (without their ending); the last unterminated line too."""
-    buffer = bytearray()
-    skip_lf = False
-    async for data in body:
-        start = 0
-        if skip_lf and data[:1] == b"\n":
+class Stalled(Exception):
+    """Only comments (keep-alives) for longer than the stall limit: the server is alive but not answering."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
+class _Parser:
+    """Bytes in, complete events' data out; lines split on CR, LF or CRLF only.
+
+    One synchronous pass per network chunk (no generator per line): a chunk usually holds one whole
+    event, and this runs for every token of every stream the proxy relays.
+    """
+
+    def __init__(self, caps: Caps) -> None:
+        self._caps = caps
+        self._buffer = bytearray()
+        self._skip_lf = False  # a CRLF split across two reads
+        self._data: list[str] = []
+        self._size = 0
+        self.progress = False  # a data line was seen in the last feed (comments are not progress)
+
+    def feed(self, chunk: bytes) -> list[str]:
+        out: list[str] = []
+        self.progress = False
+        start, n = 0, len(chunk)
+        if self._skip_lf and chunk[:1] == b"\n":
             start = 1
-        skip_lf = False
-        while True:
-            cr = data.find(b"\r", start)
-            lf = data.find(b"\n", start)
-            ends = [i for i in (cr, lf) if i >= 0]
-            if not ends:
-                buffer += data[start:]
-                if len(buffer) > max_line:
-                    raise _too_long("a line", max_line)
+        self._skip_lf = False
+        while start < n:
+            lf = chunk.find(b"\n", start)
+            cr = chunk.find(b"\r", start, lf if lf >= 0 else n)
+            end = cr if cr >= 0 else lf
+            if end < 0:
+                self._buffer += chunk[start:]
+                if len(self._buffer) > self._caps.line_bytes:
+                    raise _too_long("a line", self._caps.line_bytes)
                 break
-            end = min(ends)
-            buffer += data[start:end]
-            if len(buffer) > max_line:
-                raise _too_long("a line", max_line)
-            yield bytes(buffer)
-            buffer.clear()
-            if data[end : end + 1] == b"\r":
-                if end + 1 == len(data):
-                    skip_lf = True  # a CRLF split across two reads
-                elif data[end + 1 : end + 2] == b"\n":
+            if self._buffer:
+                self._buffer += chunk[start:end]
+                line = bytes(self._buffer)
+                self._buffer.clear()
+            else:
+                line = chunk[start:end]
+            if len(line) > self._caps.line_bytes:
+                raise _too_long("a line", self._caps.line_bytes)
+            if end == cr:
+                if end + 1 == n:
+                    self._skip_lf = True
+                elif chunk[end + 1] == 10:  # LF
                     end += 1
             start = end + 1
-    if buffer:
-        yield bytes(buffer)
+            self._line(line, out)
+        return out
 
+    def end(self) -> list[str]:
+        out: list[str] = []
+        if self._buffer:
+            self._line(bytes(self._buffer), out)
+            self._buffer.clear()
+        if self._data:
+            out.append("\n".join(self._data))  # the last event, when the body ends without its blank line
+        return out
 
-async def events(body: AsyncIterator[bytes], caps: Caps = Caps()) -> AsyncIterator[str]:
-    """The data of each event (its data lines joined with LF); comments and other fields dropped."""
-    data: list[str] = []
-    size = 0
-    async for raw in lines(body, caps.line_bytes):
-        if not raw:
-            if data:
-                yield "\n".join(data)
-            data, size = [], 0
-            continue
-        if raw.startswith(b":"):
-            continue  # a comment: keep-alives and provider notes are not progress
-        field, _, value = raw.partition(b":")
+    def _line(self, line: bytes, out: list[str]) -> None:
+        if not line:
+            if self._data:
+                out.append("\n".join(self._data))
+            self._data, self._size = [], 0
+            return
+        if line[0] == 58:  # ":", a comment: keep-alives and provider notes are not progress
+            return
+        field, _, value = line.partition(b":")
         if field != b"data":
-            continue  # event:, id:, retry: carry nothing a chat stream needs
-        if value.startswith(b" "):
+            return  # event:, id:, retry: carry nothing a chat stream needs
+        self.progress = True
+        if value[:1] == b" ":
             value = value[1:]
-        size += len(value)
-        if size > caps.event_bytes:
-            raise _too_long("an event", caps.event_bytes)
+        self._size += len(value)
+        if self._size > self._caps.event_bytes:
+            raise _too_long("an event", self._caps.event_bytes)
         try:
-            data.append(value.decode("utf-8"))
+            self._data.append(value.decode("utf-8"))
         except UnicodeDecodeError:
             raise ProtocolError("the server sent a stream that is not UTF-8 text") from None
-    if data:
-        yield "\n".join(data)  # the last event, when the body ends without its blank line
+
+
+async def events(
+    body: AsyncIterator[bytes], caps: Caps = Caps(), stall_s: float | None = None
+) -> AsyncIterator[str]:
+    """The data of each event (its data lines joined with LF); comments and other fields dropped.
+
+    With `stall_s`, bytes that carry no data for longer than that (keep-alive comments only) raise
+    ``Stalled``. Silence itself is the caller's read timeout: checking here costs a clock read per
+    chunk, not a cancel scope per event.
+    """
+    parser = _Parser(caps)
+    last = time.monotonic()
+    async for chunk in body:
+        for event in parser.feed(chunk):
+            yield event
+        if stall_s is not None:
+            now = time.monotonic()
+            if parser.progress:
+                last = now
+            elif now - last > stall_s:
+                raise Stalled(stall_s)
+    for event in parser.end():
+        yield event

@@ -83,12 +83,6 @@ class _StreamError(Exception):
         self.headers = headers
 
 
-class _Stalled(Exception):
-    def __init__(self, seconds: float) -> None:
-        super().__init__(seconds)
-        self.seconds = seconds
-
-
 class _NotAnApi(Exception):
     pass
 
@@ -235,7 +229,7 @@ def _map_error(exc: BaseException, secrets: tuple[str | None, ...] = (), base_pa
         if error.status == 429:
             return RateLimitError(text, status_code=None, request_id=rid)
         return ServerError(text, status_code=error.status, request_id=rid)
-    if isinstance(exc, _Stalled):
+    if isinstance(exc, _sse.Stalled):
         return BackendTimeoutError(f"the server sent nothing for {exc.seconds:g} s (a stalled stream; --stall-timeout)")
     if isinstance(exc, _NotAnApi):
         return ProtocolError(_NOT_AN_API, retryable=False)
@@ -365,13 +359,18 @@ class OpenAICompatBackend:
         body = json.dumps(prepared.body, ensure_ascii=False).encode()
         try:
             outgoing = self._http.build_request(
-                "POST", self.base_url + "/chat/completions", content=body, headers={"Content-Type": "application/json"}
+                "POST",
+                self.base_url + "/chat/completions",
+                content=body,
+                headers={"Content-Type": "application/json"},
+                # Silence on the socket is a stall; a keep-alive-only trickle is caught by _sse.events.
+                timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S, read=stall),
             )
             try:
                 with anyio.fail_after(stall):
                     response = await self._http.send(outgoing, stream=True)
             except TimeoutError:
-                raise _Stalled(stall) from None
+                raise _sse.Stalled(stall) from None
             try:
                 async for chunk in self._read(response, stall, ChunkFilter(prepared.client_stop)):
                     yield chunk
@@ -393,7 +392,9 @@ class OpenAICompatBackend:
                 adapted = self.negotiator.learn(exc.status, refusal, original, prepared.body)
                 error.adaptation = tuple(adapted)  # non-empty: sot.calls sends it again at once, adapted
             raise error from None
-        except (httpx.HTTPError, ValueError, _StreamError, _Stalled, _NotAnApi) as exc:
+        except httpx.ReadTimeout:
+            raise _map_error(_sse.Stalled(stall), self._secrets, self._base_path) from None
+        except (httpx.HTTPError, ValueError, _StreamError, _sse.Stalled, _NotAnApi) as exc:
             raise _map_error(exc, self._secrets, self._base_path) from None
 
     async def _read(self, response: httpx.Response, stall: float, answer_only: ChunkFilter) -> AsyncIterator[ChatChunk]:
@@ -405,8 +406,8 @@ class OpenAICompatBackend:
                 with anyio.move_on_after(stall):
                     async for piece in bounded.chunks():
                         body += piece
-            except ProtocolError:
-                pass  # an over-long error body: its first part is enough for the message
+            except (ProtocolError, httpx.ReadTimeout):
+                pass  # an over-long or stalled error body: its first part is enough for the message
             raise _HttpStatus(response, bytes(body))
         content_type = response.headers.get("content-type", "").lower()
         bounded = _sse.BoundedBody(response.aiter_raw(), encoding, constants.MAX_RESPONSE_BYTES)
@@ -418,7 +419,7 @@ class OpenAICompatBackend:
                 with anyio.fail_after(stall):
                     raw = await bounded.read()
             except TimeoutError:
-                raise _Stalled(stall) from None
+                raise _sse.Stalled(stall) from None
             if _looks_like_html(raw, ""):
                 raise _NotAnApi()
             parsed = parse_completion(json.loads(raw))
@@ -429,21 +430,17 @@ class OpenAICompatBackend:
                 yield chunk
             return
         finished = False
-        events = _sse.events(bounded.chunks()).__aiter__()
-        while True:
-            try:
-                with anyio.fail_after(stall):
-                    data = await events.__anext__()
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                raise _Stalled(stall) from None
+        events = _sse.events(bounded.chunks(), stall_s=stall)
+        async for data in events:
             if data.strip() == "[DONE]":
                 finished = True  # some servers end with [DONE] and never send a finish_reason
                 # Read to the body's end (briefly) so the connection goes back to the pool.
                 with anyio.move_on_after(min(stall, 1.0)):
-                    async for _ in events:
-                        pass
+                    try:
+                        async for _ in events:
+                            pass
+                    except (httpx.ReadTimeout, _sse.Stalled):
+                        pass  # the answer is whole; this connection is just not reused
                 break
             for payload in _payloads(data):
                 parsed = parse_chunk(payload)

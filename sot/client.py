@@ -105,7 +105,12 @@ class AnswerStream:
 
     async def __anext__(self) -> Event:
         try:
-            return await self._receive.receive()
+            try:
+                # Events already produced are handed over without a trip through the event loop: a
+                # token usually comes as two events, and a busy proxy relays thousands a second.
+                return self._receive.receive_nowait()
+            except anyio.WouldBlock:
+                return await self._receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             if self._error is not None:
                 raise self._error from None
