@@ -182,9 +182,7 @@ class _Parser:
             raise ProtocolError("the server sent a stream that is not UTF-8 text") from None
 
 
-async def events(
-    body: AsyncIterator[bytes], caps: Caps = Caps(), stall_s: float | None = None
-) -> AsyncIterator[str]:
+async def events(body: AsyncIterator[bytes], caps: Caps = Caps(), stall_s: float | None = None) -> AsyncIterator[str]:
     """The data of each event (its data lines joined with LF); comments and other fields dropped.
 
     With `stall_s`, bytes that carry no data for longer than that (keep-alive comments only) raise

@@ -37,7 +37,6 @@ from .skeleton import SkeletonParser, parse_skeleton
 _getLogger("sot").addHandler(_NullHandler())
 
 
-
 def __getattr__(name: str) -> str:
     # importlib.metadata costs tens of ms at start-up: read the version only when asked.
     if name == "__version__":
@@ -48,6 +47,7 @@ def __getattr__(name: str) -> str:
         except PackageNotFoundError:  # running from a source tree that was never installed
             return "0.0.0"
     raise AttributeError(f"module 'sot' has no attribute {name!r}")
+
 
 __all__ = [
     "Answer",

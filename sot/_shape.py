@@ -31,6 +31,12 @@ class SkeletonShape:
         # Asking for fewer points than the usual minimum lowers the minimum; it never inverts the range.
         object.__setattr__(self, "min_points", max(1, min(self.min_points, self.max_points)))
 
+    @property
+    def whole_words(self) -> int:
+        """A point asked for in `point_words` may keep a whole sentence of up to this many: cutting
+        one inside a phrase to fit the ask loses its sense."""
+        return 2 * self.point_words
+
     def gbnf(self) -> str:
         """A llama.cpp grammar: lines ``1. `` .. ``n. `` in order, min_points..max_points of them."""
         required = " ".join(f'"{n}. " point' for n in range(1, self.min_points + 1))

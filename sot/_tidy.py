@@ -25,7 +25,7 @@ _BRACKETED = re.compile(r"\[([^\[\]\n]{0,200})\]")
 # What the model wraps in the prompt's delimiters by imitation: a few plain words ("[Digital tools]"),
 # never code, numbers or a citation ("[1, 2]", "[3]").
 _PHRASE = re.compile(r"[^\W\d_]+(?:[ '’-][^\W\d_]+){0,7}")
-_SENTENCE = re.compile(r"[^.!?:\n]*(?:[.!?:]+|$)\s*")
+_SENTENCE = re.compile(r"[^.!?:\n]*(?:[.!?:]+|\n|$)\s*")
 _WORDS = re.compile(r"\w+")
 # The model talking about the task instead of doing it: "The first and third paragraphs in your answer,
 # one to three sentences, should ...", "Your question brings together the main points of the answer."
@@ -36,7 +36,17 @@ _META = re.compile(
       | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-_PROMPT_LINE = re.compile(r"^[ \t]*(?:question|point[ \t]*\d*|the answer has these parts)[ \t]*:.*$", re.I | re.M)
+_PROMPT_LINE = re.compile(
+    r"^[ \t]*(?:(?:question|point[ \t]*\d*|the (?:answer has these parts|outline of the answer)\b[^:\n]*)[ \t]*:"
+    r"|write point \d+ only\b).*$",
+    re.I | re.M,
+)
+# A line that starts another point ("\n3. Next title: ...", "\n* Next title"): the model writing on past its own.
+_NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
+
+
+def _key(sentence: str) -> str:
+    return " ".join(_WORDS.findall(sentence.casefold()))
 
 
 def _echoes(sentence: str, instructions: list[str]) -> bool:
@@ -86,6 +96,13 @@ def tidy_expansion(
         text = _BRACKETED.sub(unwrap, text, count=1) if text.startswith("[") else text
         if text == before:
             break
+    # From the first line that is another point on: the outline recited, not this point written.
+    others = [t for t in titles if t != title.casefold().strip()]
+    for match in _NEXT_POINT.finditer(text):
+        line = match.group(2).casefold().strip("*[] ")
+        if any(line.startswith(t) if match.group(1) else line.rstrip(".:;") == t for t in others):
+            text = text[: match.start()]
+            break
     text = _BRACKETED.sub(unwrap, text)
     if "[" in text and "]" not in text[text.rfind("[") :]:
         text = text[: text.rfind("[")]  # a delimiter opened and never closed: the model talking about its task
@@ -93,8 +110,17 @@ def tidy_expansion(
     text = _PROMPT_LINE.sub("", text)
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
     kept = [s for s in sentences if not _echoes(s, instructions or []) and not _META.search(s)]
+    # A small model's loop ("The answer is: The answer is: ..."): each sentence once.
+    seen: set[str] = set()
+    unique = []
+    for sentence in kept:
+        if _key(sentence) not in seen:
+            seen.add(_key(sentence))
+            unique.append(sentence)
+    kept = unique
     # A closing lead-in ("Here are some tips:") announces what never came: the stop cut it off.
     while kept and kept[-1].rstrip().endswith(":"):
         kept.pop()
-    text = "".join(kept).strip()
+    # One paragraph: a point is one line of the answer ("3. Title: text").
+    text = " ".join(line.strip() for line in "".join(kept).splitlines() if line.strip())
     return text if _WORDS.search(text) else ""

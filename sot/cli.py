@@ -121,10 +121,16 @@ MaxTokens = Annotated[int, typer.Option(help="Token cap of a sequential answer."
 PointMaxTokens = Annotated[int, typer.Option(help="Token cap of each point's expansion.")]
 Temperature = Annotated[float | None, typer.Option(help="Sampling temperature.")]
 Timeout = Annotated[
-    float, typer.Option(help="Total limit of each call attempt, seconds; a stream still writing then is ended, not restarted.")
+    float,
+    typer.Option(
+        help="Total limit of each call attempt, seconds; a stream still writing then is ended, not restarted."
+    ),
 ]
 StallTimeout = Annotated[
-    float, typer.Option(help="Seconds without data (keep-alives do not count) before a stream is retried, elsewhere if possible.")
+    float,
+    typer.Option(
+        help="Seconds without data (keep-alives do not count) before a stream is retried, elsewhere if possible."
+    ),
 ]
 MaxRetries = Annotated[int, typer.Option(help="Retries per call.")]
 Pipeline = Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")]

@@ -163,7 +163,12 @@ def _paired_table(report: Report) -> Table:
         for p in report.paired[category]:
             overhead = "–" if p.token_overhead is None else f"{p.token_overhead:+.0%}"
             paired.add_row(
-                _cell(category), p.against, str(p.pairs), f"{p.median_speedup:.2f}", f"{p.geomean_speedup:.2f}", overhead
+                _cell(category),
+                p.against,
+                str(p.pairs),
+                f"{p.median_speedup:.2f}",
+                f"{p.geomean_speedup:.2f}",
+                overhead,
             )
     return paired
 

@@ -243,6 +243,8 @@ class Client:
                 self.options = self.options.updated(
                     skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY
                 )
+            if self.options.lead_expansions is None:
+                self.options = self.options.updated(lead_expansions=True)
             self._owned.append(local)  # closes its backend, then stops its server
             backend = local.backend
         return backend

@@ -13,10 +13,13 @@ MIN_POINTS: Final = 2
 # each a title of about SKELETON_POINT_WORDS words; a constrained line ends by SKELETON_LINE_CHARS.
 SKELETON_MIN_POINTS: Final = 3
 SKELETON_POINT_WORDS: Final = 6
-SKELETON_LINE_CHARS: Final = 80
+SKELETON_LINE_CHARS: Final = 100
 # A parsed point longer than this is shortened at a phrase boundary.
 MAX_POINT_CHARS: Final = 160
 SKELETON_MAX_TOKENS: Final = 320
+# An outline whose lines were mostly repeats or fragments is asked for once more, sampled this way.
+SECOND_LOOK_TEMPERATURE: Final = 0.8
+SECOND_LOOK_SEED: Final = 1
 
 # Expansion and answers
 DEFAULT_MAX_PARALLEL: Final = 8

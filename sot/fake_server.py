@@ -32,9 +32,8 @@ from anyio.abc import ByteStream, SocketAttribute
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 Fault = Literal["reset", "stall", "cut", "malformed"]
-# The shapes of the project's expansion prompt: the parts list, then the point last.
-_POINT = re.compile(r"^Point(?: \d+)?: \[(.*)\]\s*$", re.MULTILINE)
-_PARTS = re.compile(r"^The answer has these parts: (.*)\.$", re.MULTILINE)
+# The shape of the project's expansion prompt: the outline, a point per numbered line, then which to write.
+_OUTLINE = re.compile(r"^The outline of the answer\b.*\n((?:\d+\. .*\n)+)\s*^Write point (\d+) only\b", re.MULTILINE)
 # How a client leaving shows up on the server's side of a socket.
 _SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 _CLIENT_GONE = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
@@ -73,6 +72,7 @@ class SeenRequest:
     received_at: float
     kind: str = "other"  # "skeleton", "expand", "sequential"
     point: int | None = None  # 1-based, for expansions
+    title: str = ""  # the point's title, for expansions
     finished_at: float | None = None
     status: int | None = None
 
@@ -88,12 +88,12 @@ Handler = Callable[[SeenRequest], Reply]
 def classify(request: SeenRequest) -> None:
     """Tell skeleton, expansion and sequential requests apart by the project's prompt shapes."""
     prompt = request.prompt
-    point = _POINT.search(prompt)
-    if point:
+    outline = _OUTLINE.search(prompt)
+    if outline:
         request.kind = "expand"
-        parts_line = _PARTS.search(prompt)
-        parts = re.findall(r"\[([^\]]*)\]", parts_line.group(1)) if parts_line else []
-        request.point = parts.index(point.group(1)) + 1 if point.group(1) in parts else None
+        request.point = int(outline.group(2))
+        titles = dict(re.findall(r"^(\d+)\. (.*)$", outline.group(1), re.MULTILINE))
+        request.title = titles.get(outline.group(2), "?")
     elif "grammar" in request.body or "structured_outputs" in request.body or "Outline:" in prompt:
         request.kind = "skeleton"
     else:
@@ -118,8 +118,7 @@ def sot_script(
             delay = token_delay if skeleton_token_delay is None else skeleton_token_delay
             return Reply(skeleton, token_delay=delay)
         if request.kind == "expand":
-            match = _POINT.search(request.prompt)
-            title = match.group(1) if match else "?"
+            title = request.title or "?"
             n = request.point or 0
             text = expansion(n, title) if expansion else f"Details on {title} for point {n}."
             first = expansion_delay(n) if expansion_delay else 0.0

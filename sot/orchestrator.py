@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import anyio
@@ -273,6 +273,8 @@ class Orchestrator:
                 usage = outcome.record.usage
                 run.parser.finish(cut=usage is not None and usage.completion_tokens >= opts.skeleton_max_tokens)
                 dispatch(run.take_new_points())
+                if len(run.points) < self.shape.min_points <= run.parser.items:
+                    await self._second_look(run, caller, request, on_skeleton_delta, dispatch, emit)
                 if len(run.points) < constants.MIN_POINTS:
                     tg.cancel_scope.cancel()
                 else:
@@ -308,6 +310,40 @@ class Orchestrator:
         answer.timings.first_expansion_token_s = run.first_expansion_token_s
         return answer
 
+    async def _second_look(
+        self,
+        run: _Run,
+        caller: Caller,
+        request: ChatRequest,
+        on_delta: Callable[[str], None],
+        dispatch: Callable[[list[str]], None],
+        emit: Emit,
+    ) -> None:
+        """One more outline, sampled, when the first had enough lines but too few distinct points:
+        a small model that loops on one line (or writes fragments) leaves one or two. Its new points
+        extend the outline; its repeats of kept ones are dropped. A failure keeps what there is."""
+        log.info("the skeleton had %d usable point(s) in %d lines; asking once more", len(run.points), run.parser.items)
+
+        def fresh(attempt: int = 0) -> None:
+            run.parser = SkeletonParser(shape=self.shape)
+            run.parser.keep(run.points)
+            emit(events.SkeletonRestarted(attempt))
+
+        fresh()
+        varied = replace(
+            request, temperature=constants.SECOND_LOOK_TEMPERATURE, seed=request.seed or constants.SECOND_LOOK_SEED
+        )
+        try:
+            outcome = await caller.call(
+                varied, purpose="skeleton", on_delta=on_delta, on_restart=fresh, require_text=False
+            )
+        except SotError as exc:
+            log.info("the second outline failed: %s", exc)
+            return
+        run.records.append(outcome.record)
+        run.parser.finish()
+        dispatch(run.take_new_points())
+
     async def _expand(
         self,
         run: _Run,
@@ -319,14 +355,16 @@ class Orchestrator:
     ) -> None:
         opts = self.options
         points = list(run.points)  # with pipelining: the skeleton so far
-        messages = [*run.history, *self.prompts.expansion(run.question, points, index)]
+        lead = bool(opts.lead_expansions)
+        messages = [*run.history, *self.prompts.expansion(run.question, points, index, lead=lead)]
         run.prompts_sent.append("\n".join(m.content for m in messages))
         request = ChatRequest(
             messages,
             max_tokens=opts.point_max_tokens,
             temperature=opts.temperature,
             seed=opts.seed,
-            stop=constants.POINT_STOP,
+            # Led by "2. Title:", a small model goes on to "3. ..." unless stopped there.
+            stop=(*constants.POINT_STOP, f"\n{index + 2}.") if lead else constants.POINT_STOP,
             reasoning=opts.reasoning,
         )
 
@@ -342,8 +380,14 @@ class Orchestrator:
             emit(events.ExpansionStarted(index))
             start_s = caller.now()
             try:
+                # Led, a model may take its lead as the whole point and stop at once: the title stands.
                 outcome = await caller.call(
-                    request, purpose="expand", index=index, on_delta=on_delta, on_restart=on_restart
+                    request,
+                    purpose="expand",
+                    index=index,
+                    on_delta=on_delta,
+                    on_restart=on_restart,
+                    require_text=not lead,
                 )
             except SotError as exc:
                 title = points[index]

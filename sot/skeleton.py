@@ -125,7 +125,7 @@ _STRONG = re.compile(r"(?:and|or|but|which|that|who|because|so|while|when|if)\b"
 # A line that starts like this carries on the line before it.
 _CONTINUES = re.compile(r"^(?:and|or|but|nor|which|that|so|because|then|while|than|whereas)\b", re.IGNORECASE)
 # "Title: explanation", "Title - explanation", "Title. More sentences."
-_TITLE_END = re.compile(r":\s|:$|;|\s[-–—]\s|[.!?]\s+(?=\S)")
+_TITLE_END = re.compile(r":\s|:$|;|\s[-–—]\s|(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.!?]\s+(?=\S)", re.IGNORECASE)
 
 
 def _words(text: str) -> list[str]:
@@ -156,22 +156,28 @@ def _boundaries(text: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
     return heads, strong
 
 
-def _first_phrase(text: str, max_words: int) -> str:
-    """`text` cut at a phrase boundary: the last clause boundary within `max_words` words, else the
-    last boundary within them, else the first boundary after them (never inside a phrase)."""
+def _first_phrase(text: str, max_words: int, whole_words: int) -> str:
+    """`text` ended at a phrase boundary, never inside a phrase: at its last clause boundary within
+    `max_words` words that leaves four or more; else whole, up to `whole_words` (a complete sentence
+    reads better than its first words: "The biggest advantage is their low running cost", not "The
+    biggest advantage"); else at its last clause boundary within `whole_words`, else at its last
+    boundary of any kind within `max_words`, else at its first boundary."""
     heads, strong = _boundaries(text)
-    within = [m for m in strong if len(_words(text[: m.start()])) <= max_words] or [
-        m for m in heads if len(_words(text[: m.start()])) <= max_words
-    ]
-    if within:
+    if within := [m for m in strong if 4 <= len(_words(text[: m.start()])) <= max_words]:
         return text[: within[-1].start()]
+    if len(_words(text)) <= whole_words:
+        return text
+    for found, limit in ((strong, whole_words), (heads, max_words)):
+        if within := [m for m in found if len(_words(text[: m.start()])) <= limit]:
+            return text[: within[-1].start()]
     return text[: heads[0].start()] if heads else text
 
 
-def shape_title(text: str, max_words: int, cut: bool = False) -> str:
+def shape_title(text: str, max_words: int, cut: bool = False, whole_words: int | None = None) -> str:
     """A point's title: its head before a colon, semicolon or sentence end, ending at a phrase boundary.
 
     `cut`: the line was stopped by a length or token limit, so its end is not a phrase boundary.
+    `whole_words`: a line of at most this many words with no clause boundary early on stays whole.
     """
     title_end = _TITLE_END.search(text)
     if title_end and len(_words(text[: title_end.start()])) >= 1:
@@ -181,7 +187,7 @@ def shape_title(text: str, max_words: int, cut: bool = False) -> str:
         heads, strong = _boundaries(text)
         text = text[: (strong or heads)[-1].start()] if heads else text
     if len(_words(text)) > max_words:
-        text = _first_phrase(text, max_words)
+        text = _first_phrase(text, max_words, max_words if whole_words is None else whole_words)
     if text.count("(") > text.count(")"):  # "Language capabilities (e.g" : the aside never closed
         text = text[: text.rfind("(")]
     return _strip_dangling(text) if len(_words(text)) >= 3 else text.strip()
@@ -192,17 +198,90 @@ def _indent(line: str) -> int:
     return len(expanded) - len(expanded.lstrip(" "))
 
 
-def _clean(text: str, max_chars: int, max_words: int, cut: bool = False) -> str:
+def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: bool = False) -> str:
     text = _CONTROL.sub("", unicodedata.normalize("NFC", text))
     text = _EMPHASIS.sub("", text).strip()
     text = re.sub(r"\s+", " ", text)
-    text = shape_title(text, max_words, cut)
+    text = _STRAY_NUMBER.sub("", text)
+    text = shape_title(text, max_words, cut, whole_words)
     # Points are titles: a trailing period, colon or separator is formatting, not content.
     text = text.rstrip(" .,;:")
     if len(text) > max_chars:
         head = text[:max_chars].rsplit(" ", 1)[0] or text[:max_chars]
         text = head.rstrip(" ,;:-") + "…"
     return text
+
+
+_LETTER_WORDS = re.compile(r"[^\W\d_]+")
+# A number the model tacked on after a comma ("Bring a camera for security, 9"): no part of the title.
+_STRAY_NUMBER = re.compile(r"\s*,\s*\d{1,3}\s*$")
+# A point that opens on one of these and stops within a few words is half a sentence ("If you find someone").
+_SUBORDINATORS = frozenset(["if", "when", "whenever", "because", "although", "though", "unless", "since", "whereas"])
+# Verbs a title never ends on alone: "4. Use" / "5. Use a good plant food" (seen from the embedded model).
+_BARE_VERBS = frozenset(
+    [
+        "use",
+        "make",
+        "get",
+        "take",
+        "keep",
+        "try",
+        "find",
+        "give",
+        "set",
+        "put",
+        "add",
+        "engage",
+        "embrace",
+        "avoid",
+        "build",
+        "create",
+        "develop",
+        "ensure",
+        "provide",
+        "consider",
+        "learn",
+        "practice",
+        "choose",
+        "ask",
+        "start",
+        "stop",
+        "bring",
+        "allow",
+        "help",
+    ]
+)
+
+
+_PRONOUNS = frozenset(["it", "they", "you", "we", "i", "there", "he", "she"])
+
+
+def _fragment(title: str) -> bool:
+    """Half a sentence rather than a title."""
+    raw = [w.strip(".,;:!?’'\"") for w in _words(title)]
+    if len(raw) > 1 and len(raw[-1]) == 1 and raw[-1].isupper():
+        return False  # "Plan B", "Vitamin A": a name, not an article left hanging
+    words = [w.casefold() for w in raw if w]
+    if not words:
+        return True
+    if len(words) == 1:
+        return words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or words[0] in _PRONOUNS
+    if len(words) == 2 and (words[-1] in DANGLING_WORDS or words[0] in _PRONOUNS):
+        return True
+    return words[0] in _SUBORDINATORS and len(words) <= 5
+
+
+# Words that say nothing of a point's topic, beyond those no phrase ends on.
+_FILLER = frozenset(["it", "they", "you", "we", "i", "there", "do", "does", "have", "has"])
+
+
+def _bag(text: str) -> frozenset[str]:
+    """A point's topic words, each cut to its first five letters: "cultural" and "culture",
+    "Liquorization" and "Liquorizing" are the same word here."""
+    words = _LETTER_WORDS.findall(text)  # numbers are no topic: "Tip for 10" / "Tip for 11"
+    topic = {w.casefold()[:5] for w in words if len(w) > 1 and w.casefold() not in DANGLING_WORDS | _FILLER}
+    # A capital letter after the first word names something: "Vitamin A" and "Vitamin C" are two points.
+    return frozenset(topic | {w for w in words[1:] if len(w) == 1 and w.isupper()})
 
 
 def _key(text: str) -> str:
@@ -247,8 +326,10 @@ class SkeletonParser:
         self.max_points = max_points or shape.max_points
         self.max_point_chars = max_point_chars or shape.point_chars
         self.max_words = shape.point_words + 2  # a few words asked; a little more still reads as a title
+        self.whole_words = shape.whole_words
         self.line_chars = shape.line_chars
         self.points: list[str] = []
+        self.items = 0  # list items read, kept or not: more than points kept means repeats or fragments
         self._seen: set[str] = set()
         self._bags: list[frozenset[str]] = []
         self._last_cut = False  # the line before was stopped mid-phrase
@@ -257,6 +338,14 @@ class SkeletonParser:
         self._style: str | None = None
         self._indent = 0
         self._last_number = 0
+
+    def keep(self, points: list[str]) -> None:
+        """Points an earlier outline gave: this one's repeats of them are dropped, and they count
+        toward ``max_points``."""
+        for point in points:
+            self._seen.add(_key(point))
+            self._bags.append(_bag(point))
+            self.points.append(point)
 
     @property
     def full(self) -> bool:
@@ -329,19 +418,24 @@ class SkeletonParser:
     def _accept(self, texts: list[str], last_cut: bool | None = None) -> list[str]:
         added: list[str] = []
         for i, text in enumerate(texts):
+            self.items += 1
             cut = last_cut if last_cut is not None and i == len(texts) - 1 else self._cut_line
             cut = cut or len(text.strip()) >= self.line_chars - 1
             continues = bool(self.points) and self._continues(text)
             self._last_cut = cut or _dangles(text)
             if continues:  # a line that carries on the one before it
                 continue
-            point = _clean(text, self.max_point_chars, self.max_words, cut=cut)
+            point = _clean(text, self.max_point_chars, self.max_words, self.whole_words, cut=cut)
             if (cut or len(texts) > 1) and len(_words(point)) == 1 and point.casefold() in DANGLING_WORDS:
                 continue  # "4. Be": what was left of a line when its limit fell
             key = _key(point)
-            if not any(c.isalpha() for c in point):
-                continue  # a bare number or symbol is no title
-            bag = frozenset(w for w in re.findall(r"\w+", point.casefold()) if w not in DANGLING_WORDS)
+            letters = _LETTER_WORDS.findall(point)
+            if _fragment(point):
+                continue  # "The most", "If they", "Use": the start of a sentence the line never finished
+            singles = sum(len(w) == 1 for w in letters)
+            if not any(len(w) >= 2 for w in letters) or (len(letters) >= 3 and 2 * singles >= len(letters)):
+                continue  # no title: a number, a symbol, or a run of letters ("B", "D, E, F, G")
+            bag = _bag(point)
             if not key or key in self._seen or self.full or self._repeats(bag):
                 continue
             self._seen.add(key)
@@ -351,9 +445,13 @@ class SkeletonParser:
         return added
 
     def _repeats(self, bag: frozenset[str]) -> bool:
-        """Same words as a kept point, or all of one's words inside the other's (2 words or more)."""
+        """Same words as a kept point; all of one's words inside the other's (2 words or more); or
+        half their words shared ("It promotes cultural awareness" / "It enhances cultural awareness")."""
         return any(
-            bag == kept or (min(len(bag), len(kept)) >= 2 and (bag <= kept or kept <= bag)) for kept in self._bags
+            bag == kept
+            or (min(len(bag), len(kept)) >= 2 and (bag <= kept or kept <= bag))
+            or (len(bag & kept) >= 2 and 2 * len(bag & kept) >= len(bag | kept))
+            for kept in self._bags
         )
 
 

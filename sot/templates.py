@@ -19,11 +19,13 @@ from .errors import ConfigurationError, TemplateError
 
 SKELETON = "skeleton.j2"
 EXPAND = "expand.j2"
+# The start of the expansion written as the assistant: small models then go on with the point itself.
+EXPAND_LEAD = "expand_lead.j2"
 SEQUENTIAL = "sequential.j2"
 SKELETON_GRAMMAR = "skeleton.gbnf"  # none is shipped (sot/_shape.py makes it); a --prompts DIR may hold one
 
 # Untrusted text sits inside [ ] in the expansion prompt; it may not forge those delimiters.
-_DELIMITERS = str.maketrans({"[": "(", "]": ")", "\n": " ", "\r": " "})
+_DELIMITERS = str.maketrans(dict.fromkeys("\n\r\v\f\x85\u2028\u2029", " ") | {"[": "(", "]": ")"})
 
 
 def neutral(text: str) -> str:
@@ -126,7 +128,14 @@ class Prompts:
             self._instructions = [s for s in sentences if s and blank not in s and len(s.split()) >= 4]
         return self._instructions
 
-    def expansion(self, question: str, points: list[str], index: int) -> list[Message]:
-        """Expansion prompt for point `index` (0-based); every point's prompt shares one prefix."""
-        text = self.render(EXPAND, question=question, points=points, index=index + 1, point=points[index])
-        return [Message("user", text)]
+    def expansion(self, question: str, points: list[str], index: int, lead: bool = False) -> list[Message]:
+        """Expansion prompt for point `index` (0-based); every point's prompt shares one prefix.
+
+        `lead`: end with the point's first words as the assistant's ("2. Title:"), as the SoT paper
+        does for open models; only for servers that accept a conversation ending on the assistant.
+        """
+        variables = {"question": question, "points": points, "index": index + 1, "point": points[index]}
+        messages = [Message("user", self.render(EXPAND, **variables))]
+        if lead:
+            messages.append(Message("assistant", self.render(EXPAND_LEAD, **variables)))
+        return messages

@@ -18,7 +18,9 @@ from sot.fake_server import Reply, SeenRequest, sot_script
 CANARY = "sk-canary-0123456789abcdef"
 
 
-def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "sot", *args],
         input=stdin,

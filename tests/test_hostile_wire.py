@@ -167,10 +167,22 @@ async def test_the_fail_fast_message_names_the_wait_asked_for(fake) -> None:
 
 
 async def test_error_bodies_keep_their_fields_and_request_id(fake) -> None:
-    mistral = {"detail": [{"loc": ["body", "seed"], "msg": "Extra inputs are not permitted", "type": "extra_forbidden"}]}
-    gemini = [{"error": {"code": 400, "message": 'Invalid JSON payload received. Unknown name "seed"', "status": "INVALID_ARGUMENT"}}]
+    mistral = {
+        "detail": [{"loc": ["body", "seed"], "msg": "Extra inputs are not permitted", "type": "extra_forbidden"}]
+    }
+    gemini = [
+        {
+            "error": {
+                "code": 400,
+                "message": 'Invalid JSON payload received. Unknown name "seed"',
+                "status": "INVALID_ARGUMENT",
+            }
+        }
+    ]
     # A field sot never sends (a refusal of one it sends is adapted and sent again: tests/test_providers.py).
-    openai_style = {"error": {"message": "Unsupported parameter: 'logprobs'", "param": "logprobs", "code": "unsupported_parameter"}}
+    openai_style = {
+        "error": {"message": "Unsupported parameter: 'logprobs'", "param": "logprobs", "code": "unsupported_parameter"}
+    }
     for body, status, param, code in [
         (mistral, 422, "seed", "extra_forbidden"),
         (gemini, 400, None, "400"),
@@ -193,7 +205,9 @@ async def test_408_and_409_have_their_own_retried_classes(fake) -> None:
 
 
 async def test_context_too_long_names_the_options_that_change_it(fake) -> None:
-    body = {"error": {"message": "This model's maximum context length is 2048 tokens.", "code": "context_length_exceeded"}}
+    body = {
+        "error": {"message": "This model's maximum context length is 2048 tokens.", "code": "context_length_exceeded"}
+    }
     server = fake(first_then_good([Reply(status=400, error_body=body)]))
     with pytest.raises(sot.ContextLengthError) as info:
         await ask(server)

@@ -26,8 +26,9 @@ def results_file(path: Path, n: int, sot_text=lambda i: f"SoT answer {i}", categ
     rows = []
     for i in range(n):
         for mode, text in (("sot", sot_text(i)), ("sequential", f"Sequential answer {i}")):
-            rows.append({"id": f"q{i}", "mode": mode, "category": category, "question": f"Q{i}?", "text": text,
-                         "error": None})
+            rows.append(
+                {"id": f"q{i}", "mode": mode, "category": category, "question": f"Q{i}?", "text": text, "error": None}
+            )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 

@@ -297,7 +297,9 @@ def test_debug_output_names_each_adaptation() -> None:
         forget()
         with serve(profile) as server:
             flags = ["--debug"] if debug else []
-            result = run_cli("ask", "--mode", "sequential", *flags, "--base-url", server.url, "--model", profile.model, "Hi?")
+            result = run_cli(
+                "ask", "--mode", "sequential", *flags, "--base-url", server.url, "--model", profile.model, "Hi?"
+            )
         assert result.returncode == 0, result.stderr
         assert ("adapted: max_tokens->max_completion_tokens" in result.stderr) == debug
 

@@ -124,7 +124,9 @@ def test_a_model_suffix_or_sot_field_picks_the_mode_and_headers_say_what_was_don
     raw = client.chat.completions.with_raw_response.create(
         model="fake-model+seq", messages=[{"role": "user", "content": QUESTION}]
     )
-    assert raw.headers["x-sot-mode"] == "sequential" and raw.headers["x-sot-route-reason"] == "mode sequential requested"
+    assert (
+        raw.headers["x-sot-mode"] == "sequential" and raw.headers["x-sot-route-reason"] == "mode sequential requested"
+    )
     assert raw.parse().choices[0].message.content == "A plain answer written in one go."
     assert server.requests[-1].body["model"] == "fake-model"  # the suffix never goes upstream
     raw = client.chat.completions.with_raw_response.create(
@@ -193,7 +195,11 @@ def test_a_request_with_tools_reaches_the_upstream_unchanged(proxied: Callable[.
         "temperature": 0.3,
     }
     reply = sdk(proxy).chat.completions.create(
-        model="fake-model", messages=[{"role": "user", "content": "Weather in Paris?"}], tools=TOOLS, tool_choice="auto", temperature=0.3
+        model="fake-model",
+        messages=[{"role": "user", "content": "Weather in Paris?"}],
+        tools=TOOLS,
+        tool_choice="auto",
+        temperature=0.3,
     )
     assert reply.choices[0].message.content == "passed through"
     seen = server.requests[-1]
@@ -311,7 +317,10 @@ def test_a_plain_curl_stream(proxied: Callable[..., Any]) -> None:
     body = json.dumps({"model": "fake-model+sot", "messages": [{"role": "user", "content": QUESTION}], "stream": True})
     out = subprocess.run(
         ["curl", "-N", "-sS", "-H", "Content-Type: application/json", "-d", body, f"{proxy.url}/chat/completions"],
-        capture_output=True, text=True, timeout=30, check=True,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     ).stdout
     events = [line.removeprefix("data: ") for line in out.split("\n\n") if line]
     assert all(line.startswith("data: ") for line in out.split("\n\n") if line)

@@ -15,7 +15,24 @@ INSTRUCTIONS = Prompts().expansion_instructions()
 
 # Seen in real answers of the embedded model (issue 16), and what a reader should get instead.
 CASES = [
-    ('The answer to your question is: "Write the part of the answer that covers one of them."', 0, ""),
+    ('The answer to your question is: "Start with its content, not with a title, a label or the question."', 0, ""),
+    ("Write point 1 only, in one to three short sentences.", 0, ""),
+    # Led by "2. Title:" (the embedded model's prompt), it repeats the lead, then writes on into the next points.
+    (
+        "2. Enhanced sleep quality: You wake up rested.\n3. Clear naming: Names say what things do.",
+        1,
+        "You wake up rested.",
+    ),
+    ("Clear naming", 1, ""),  # another point's title, recited instead of this one written
+    ("1. Secure and robust", 1, ""),
+    ("Sleep well.\n* Clear naming matters too\n* More", 1, "Sleep well."),
+    ("Clear naming helps sleep quality too.", 1, "Clear naming helps sleep quality too."),
+    ("The answer is: Rest well. The answer is: Rest well. The answer is: Rest well.", 1, "Rest well."),
+    (
+        "1. Secure and robust:\n- Validate input\n- Log errors\n2. Enhanced sleep quality: Rest.",
+        0,
+        "Validate input - Log errors",
+    ),
     ("Point: [Secure and robust: A good API validates every input.]", 0, "A good API validates every input."),
     ("Point 1: [Secure and robust] A good API validates input.", 0, "A good API validates input."),
     (
@@ -57,14 +74,14 @@ def test_tidy_expansion_removes_what_the_tool_put_in(raw: str, index: int, clean
 
 def test_instructions_are_the_templates_own_sentences() -> None:
     assert INSTRUCTIONS and all("\x00" not in s for s in INSTRUCTIONS)
-    assert any("one to three plain sentences" in s for s in INSTRUCTIONS)
+    assert any("in one to three short sentences" in s for s in INSTRUCTIONS)
 
 
 @pytest.mark.anyio
 async def test_cleaned_once_every_view_shows_the_same_text(fake) -> None:
     replies = {
         1: "Point 1: [Secure and robust] Validate every input.",
-        2: 'The answer to your question is: "Start with the content itself, with no title, label or introduction."',
+        2: 'The answer to your question is: "Start with its content, not with a title, a label or the question."',
         3: "Sure, here is how to name things:",
     }
 

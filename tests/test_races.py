@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 from collections.abc import AsyncIterator, Callable
 
 import anyio
@@ -28,9 +29,10 @@ def kind(request: ChatRequest) -> str:
 
 
 def point_of(request: ChatRequest) -> int:
-    """The point an expansion is for: the last title named in its prompt's point-specific tail."""
-    tail = request.messages[-1].content[-200:]
-    return max(range(len(TITLES)), key=lambda i: tail.rfind(TITLES[i]))
+    """The point an expansion is for (0-based): the number its prompt asks to write."""
+    asked = re.search(r"^Write point (\d+) only", request.messages[-1].content, re.MULTILINE)
+    assert asked is not None
+    return int(asked.group(1)) - 1
 
 
 async def collect(client: sot.Client) -> list[events.Event]:
@@ -147,7 +149,9 @@ def client_requests(client: sot.Client) -> list[ChatRequest]:
     return backend.requests
 
 
-async def test_leaving_stream_early_closes_every_connection_to_a_real_server(fake: Callable[[Handler], FakeServer]) -> None:
+async def test_leaving_stream_early_closes_every_connection_to_a_real_server(
+    fake: Callable[[Handler], FakeServer],
+) -> None:
     server = fake(sot_script(expansion_delay=lambda n: 30.0))
     async with sot.Client(base_url=server.url, model="m", mode="sot") as client:
         async with client.stream("q") as answer_events:

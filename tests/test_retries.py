@@ -16,7 +16,9 @@ pytestmark = pytest.mark.anyio
 POINTS = ["Alpha point", "Beta point", "Gamma point"]
 
 
-def faulty_point(point: int, faults: list[Reply], full: str = "The full text of the second point.") -> Callable[[SeenRequest], Reply]:
+def faulty_point(
+    point: int, faults: list[Reply], full: str = "The full text of the second point."
+) -> Callable[[SeenRequest], Reply]:
     """Expansion `point` answers with `faults` first (one per attempt), then with `full`."""
     base = sot_script(POINTS)
     remaining = list(faults)

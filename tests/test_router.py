@@ -169,7 +169,9 @@ def test_the_threshold_moves_the_decision() -> None:
 
 
 def test_importing_sot_does_not_load_the_model_or_numpy() -> None:
-    code = "import sys, sot, sot.router.learned as m; print('numpy' in sys.modules, 'tokenizers' in sys.modules, m._model)"
+    code = (
+        "import sys, sot, sot.router.learned as m; print('numpy' in sys.modules, 'tokenizers' in sys.modules, m._model)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False", "None"]
 
@@ -180,7 +182,9 @@ def test_the_model_loads_once_even_when_asked_from_many_threads() -> None:
     with ThreadPoolExecutor(4) as pool:
         models = list(pool.map(lambda _: sot.router.learned.model(), range(8)))
     assert all(m is models[0] for m in models)
-    assert models[0].weights.shape[0] == 2 * models[0].embeddings.vectors.shape[1] + len(sot.router.rules.CUES) + len(sot.router._features.STRUCTURE)
+    assert models[0].weights.shape[0] == 2 * models[0].embeddings.vectors.shape[1] + len(sot.router.rules.CUES) + len(
+        sot.router._features.STRUCTURE
+    )
 
 
 def test_the_shipped_model_is_small_and_offline() -> None:
@@ -211,7 +215,9 @@ def test_cli_route_and_eval(tmp_path: Path) -> None:
     )
     assert rules.stdout.startswith("sequential") and "learned" not in rules.stdout
     everything = subprocess.run(
-        [sys.executable, "-m", "sot", "route", "--threshold", "0", "--eval", str(labelled)], capture_output=True, text=True
+        [sys.executable, "-m", "sot", "route", "--threshold", "0", "--eval", str(labelled)],
+        capture_output=True,
+        text=True,
     )
     assert "false-SoT rate: 1.000   SoT recall: 1.000" in everything.stdout, everything.stderr
     report = subprocess.run(

@@ -29,13 +29,37 @@ CASES = [
     ("1. One\n2. Two\n3.   \n", ["One", "Two"]),
     ("- one\n- two\n  - sub\n- three", ["one", "two", "three"]),
     ("### 1. Heading one\n### 2. Heading two", ["Heading one", "Heading two"]),
-    ("1. a\n2. b\nIn summary:\n1. x\n2. y", ["a", "b"]),
+    ("1. Alpha\n2. Beta\nIn summary:\n1. Chi\n2. Psi", ["Alpha", "Beta"]),
     ("1. Same thing\n2. same thing.\n3. Other", ["Same thing", "Other"]),
     ("(1) Left\n(2) Right", ["Left", "Right"]),
     ("1.Plan\n2.Do", ["Plan", "Do"]),
     ("1.5 hours of sleep is too little.\n2.5 is more", []),
     ("Here are some ideas about 2024 plans and 3 goals.", []),
     ("", []),
+    # From an outside check of ten fresh questions (issue 16): near-repeats, runs of letters, and
+    # sentences that a word limit used to cut inside a phrase ("... was primarily caused").
+    (
+        "1. It promotes cultural awareness\n2. It enhances cultural awareness\n3. Liquorization\n4. Liquorizing",
+        ["It promotes cultural awareness", "Liquorization"],
+    ),
+    ("1. Plan your budget\n2. B\n3. D, E, F, G, H, I, J, K\n4. Shop smarter", ["Plan your budget", "Shop smarter"]),
+    (
+        "1. The most significant advantage of electric cars is their environmental impact.\n"
+        "2. The Roman Empire's collapse was primarily caused by external factors, including:",
+        [
+            "The most significant advantage of electric cars is their environmental impact",
+            "The Roman Empire's collapse was primarily caused by external factors",
+        ],
+    ),
+    (
+        "1. Luxury vs. budget\n2. Use a white noise machine for 10\n3. Use a white noise machine for 11",
+        ["Luxury vs. budget", "Use a white noise machine for 10"],
+    ),
+    ("1. Bring a camera for security, 9\n2. Dress well", ["Bring a camera for security", "Dress well"]),
+    (
+        "1. Engage\n2. The most\n3. If you find someone\n4. It’\n5. Renting\n6. Keep them in a sunny spot",
+        ["Renting", "Keep them in a sunny spot"],
+    ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (
         "1. Set clear goals for yourself and break them down into small\n"
@@ -53,7 +77,7 @@ CASES = [
         "3. Take regular breaks throughout the day to",
         [
             "Breathing exercises",
-            "Utilize time-management techniques like the Pomodoro Technique",
+            "Utilize time-management techniques like the Pomodoro Technique to boost productivity",
             "Take regular breaks throughout the day",
         ],
     ),
@@ -86,7 +110,8 @@ def test_points_become_available_as_their_lines_complete() -> None:
 
 
 def test_caps_count_and_length() -> None:
-    text = "\n".join(f"{i}. Point number {i} " + "word " * 80 for i in range(1, 30))
+    topics = ["Sleep", "Diet", "Exercise", "Friends", "Work", "Money", "Travel"] * 5
+    text = "\n".join(f"{i}. {topics[i]} {i} " + "word " * 80 for i in range(1, 30))
     points = parse_skeleton(text, max_points=5, max_point_chars=40)
     assert len(points) == 5
     assert all(len(p) <= 41 and len(p.split()) <= 8 for p in points)
@@ -95,7 +120,7 @@ def test_caps_count_and_length() -> None:
 
 
 def test_control_characters_are_dropped() -> None:
-    assert parse_skeleton("1. a\x07b\x1b[31m\n2. c") == ["ab[31m", "c"]
+    assert parse_skeleton("1. a\x07b\x1b[31m\n2. Cc") == ["ab[31m", "Cc"]
 
 
 def test_a_last_line_stopped_by_the_token_limit_ends_at_its_last_whole_phrase() -> None:

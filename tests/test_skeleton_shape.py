@@ -15,11 +15,35 @@ from sot.fake_server import Reply, SeenRequest
 from sot.skeleton import SkeletonParser
 from sot.templates import Prompts
 
+# Distinct topics: titles that differ only by a number are one point repeated.
+TITLES = [
+    "Sleep",
+    "Diet",
+    "Exercise",
+    "Friends",
+    "Work",
+    "Money",
+    "Travel",
+    "Books",
+    "Music",
+    "Garden",
+    "Cooking",
+    "Chess",
+    "Poetry",
+    "Rivers",
+    "Stars",
+    "Trains",
+    "Clocks",
+    "Bridges",
+    "Deserts",
+    "Islands",
+]
+
 MAX_POINTS = range(constants.MIN_POINTS, constants.DEFAULT_MAX_POINTS + 1)
 
 
 def outline(n: int) -> str:
-    return "".join(f"{i}. Point title {i}\n" for i in range(1, n + 1))
+    return "".join(f"{i}. {TITLES[i - 1]}\n" for i in range(1, n + 1))
 
 
 def gbnf_lines(grammar: str) -> list[int]:
@@ -63,7 +87,7 @@ def test_parser_reads_every_outline_the_constraint_allows(max_points: int) -> No
         parser = SkeletonParser(shape=shape)
         parser.feed(outline(n))
         parser.finish()
-        assert parser.points == [f"Point title {i}" for i in range(1, n + 1)]
+        assert parser.points == TITLES[:n]
     # More lines than the shape allows (an unconstrained server) are capped at its maximum.
     parser = SkeletonParser(shape=shape)
     parser.feed(outline(max_points + 3))

@@ -168,11 +168,13 @@ def test_structured_output_fields_per_dialect() -> None:
 async def test_skeleton_falls_back_to_text_parsing_when_the_constraint_is_ignored(fake) -> None:
     server = fake(
         lambda r: (
-            Reply("Sure! Skeleton:\n1. **A**\n2. **B**\n\nHope it helps.") if r.kind == "skeleton" else Reply("x.")
+            Reply("Sure! Skeleton:\n1. **Alpha**\n2. **Beta**\n\nHope it helps.")
+            if r.kind == "skeleton"
+            else Reply("x.")
         )
     )
     answer = await sot.ask("q", base_url=server.url, model="m", mode="sot", dialect="vllm")
-    assert answer.points == ["A", "B"]
+    assert answer.points == ["Alpha", "Beta"]
     assert "structured_outputs" in server.of_kind("skeleton")[0].body
 
 

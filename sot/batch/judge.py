@@ -72,9 +72,7 @@ class Judge:
     async def verdict(self, question: str, answer_a: str, answer_b: str) -> str | None:
         question, answer_a, answer_b = defang(question), defang(answer_a), defang(answer_b)
         nonce = fresh_nonce(question, answer_a, answer_b)
-        text = self.prompts.render(
-            JUDGE_TEMPLATE, question=question, answer_a=answer_a, answer_b=answer_b, nonce=nonce
-        )
+        text = self.prompts.render(JUDGE_TEMPLATE, question=question, answer_a=answer_a, answer_b=answer_b, nonce=nonce)
         request = ChatRequest([Message("user", text)], max_tokens=400, temperature=0.0)
         outcome = await self.caller.call(request, purpose="judge")
         return parse_verdict(outcome.text)
