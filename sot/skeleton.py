@@ -202,8 +202,7 @@ def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: boo
     text = _CONTROL.sub("", unicodedata.normalize("NFC", text))
     text = _EMPHASIS.sub("", text).strip()
     text = re.sub(r"\s+", " ", text)
-    text = _STRAY_NUMBER.sub("", text)
-    text = shape_title(text, max_words, cut, whole_words)
+    text = _STRAY_NUMBER.sub("", shape_title(_STRAY_NUMBER.sub("", text), max_words, cut, whole_words))
     # Points are titles: a trailing period, colon or separator is formatting, not content.
     text = text.rstrip(" .,;:")
     if len(text) > max_chars:

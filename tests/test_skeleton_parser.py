@@ -55,7 +55,10 @@ CASES = [
         "1. Luxury vs. budget\n2. Use a white noise machine for 10\n3. Use a white noise machine for 11",
         ["Luxury vs. budget", "Use a white noise machine for 10"],
     ),
-    ("1. Bring a camera for security, 9\n2. Dress well", ["Bring a camera for security", "Dress well"]),
+    (
+        "1. Bring a camera for security, 9\n2. Dress well, 10: more\n3. Plan ahead",
+        ["Bring a camera for security", "Dress well", "Plan ahead"],
+    ),
     (
         "1. Engage\n2. The most\n3. If you find someone\n4. It’\n5. Renting\n6. Keep them in a sunny spot",
         ["Renting", "Keep them in a sunny spot"],
