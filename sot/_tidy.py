@@ -36,6 +36,11 @@ _META = re.compile(
       | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+_FILLER = re.compile(
+    r"^\s*(?:this|it)\s+is\s+(?:a|an|one\s+of\s+the)\s+(?:\w+\s+){0,2}?(?:crucial|key|important|great|essential|common"
+    r"|simple|fundamental|significant|good|vital|critical|helpful|useful|no-brainer)\b[^.!?]*[.!?]\s*$",
+    re.IGNORECASE,
+)
 _PROMPT_LINE = re.compile(
     r"^[ \t]*(?:(?:question|point[ \t]*\d*|the (?:answer has these parts|outline of the answer)\b[^:\n]*)[ \t]*:"
     r"|write point \d+ only\b).*$",
@@ -118,9 +123,12 @@ def tidy_expansion(
             seen.add(_key(sentence))
             unique.append(sentence)
     kept = unique
+    # "This is a crucial step." says nothing of the point: dropped where something follows it.
+    if len(kept) > 1 and _FILLER.match(kept[0]):
+        kept.pop(0)
     # A closing lead-in ("Here are some tips:") announces what never came: the stop cut it off.
     while kept and kept[-1].rstrip().endswith(":"):
         kept.pop()
     # One paragraph: a point is one line of the answer ("3. Title: text").
-    text = " ".join(line.strip() for line in "".join(kept).splitlines() if line.strip())
+    text = " ".join(line.strip() for line in re.split(r"\r\n|\r|\n", "".join(kept)) if line.strip())
     return text if _WORDS.search(text) else ""

@@ -98,6 +98,12 @@ class AnswerStream:
             except SotError as exc:
                 self._error = exc
 
+    @property
+    def buffered(self) -> int:
+        """Events already produced and not yet read: a consumer that writes to a socket can gather
+        them into one write while it is behind."""
+        return self._receive.statistics().current_buffer_used if hasattr(self, "_receive") else 0
+
     def __aiter__(self) -> AnswerStream:
         if not hasattr(self, "_group"):
             raise TypeError("use `async with client.stream(question) as events:` and iterate over `events`")
@@ -243,8 +249,8 @@ class Client:
                 self.options = self.options.updated(
                     skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY
                 )
-            if self.options.lead_expansions is None:
-                self.options = self.options.updated(lead_expansions=True)
+            if self.options.small_model is None:
+                self.options = self.options.updated(small_model=True)
             self._owned.append(local)  # closes its backend, then stops its server
             backend = local.backend
         return backend

@@ -74,9 +74,9 @@ class Options:
     constrain_skeleton: bool = True
     # Small models repeat one outline line until the grammar's end; a penalty keeps points distinct.
     skeleton_frequency_penalty: float | None = None
-    # Expansion prompts end with the point's start as the assistant's turn ("2. Title:"); None: where
-    # the server is known to take it (the embedded llama.cpp server), as small models need it.
-    lead_expansions: bool | None = None
+    # Prompts made for a small model: each expansion sees its own point only, and its start is written
+    # as the assistant's turn ("2. Title:"). None: on for the embedded server (a 135M model), off elsewhere.
+    small_model: bool | None = None
     router: Literal["learned", "rules", "llm"] = constants.DEFAULT_ROUTER
     prompts_dir: str | None = None
     reasoning: Reasoning = constants.DEFAULT_REASONING
@@ -148,7 +148,7 @@ class OptionOverrides(TypedDict, total=False):
     pipeline: bool | None
     constrain_skeleton: bool | None
     skeleton_frequency_penalty: float | None
-    lead_expansions: bool | None
+    small_model: bool | None
     router: str | None  # learned, rules or llm
     prompts_dir: str | None
     reasoning: str | None  # off, low or default

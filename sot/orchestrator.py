@@ -27,7 +27,7 @@ from ._sanitize import sanitize
 from ._shape import SkeletonShape
 from ._tidy import tidy_expansion
 from .backends.base import Backend, ChatRequest, Constraint
-from .calls import Caller
+from .calls import Caller, CallOutcome
 from .errors import SotError, point_error, skeleton_error
 from .options import Options
 from .result import Answer, CallRecord, Usage
@@ -344,6 +344,39 @@ class Orchestrator:
         run.parser.finish()
         dispatch(run.take_new_points())
 
+    async def _expansion_call(
+        self,
+        run: _Run,
+        points: list[str],
+        index: int,
+        caller: Caller,
+        on_delta: Callable[[str], None],
+        on_restart: Callable[[int], None],
+        lead: bool,
+    ) -> CallOutcome:
+        opts = self.options
+        small = bool(opts.small_model)
+        messages = [*run.history, *self.prompts.expansion(run.question, points, index, small=small, lead=lead)]
+        run.prompts_sent.append("\n".join(m.content for m in messages))
+        request = ChatRequest(
+            messages,
+            max_tokens=opts.point_max_tokens,
+            temperature=opts.temperature,
+            seed=opts.seed,
+            # Led by "2. Title:", a small model goes on to "3. ..." unless stopped there.
+            stop=(*constants.POINT_STOP, f"\n{index + 2}.") if lead else constants.POINT_STOP,
+            reasoning=opts.reasoning,
+        )
+        # Led, a model may take its lead as the whole point and stop at once: no text is no fault.
+        return await caller.call(
+            request, purpose="expand", index=index, on_delta=on_delta, on_restart=on_restart, require_text=not lead
+        )
+
+    def _tidy(self, text: str, points: list[str], index: int) -> str:
+        """Cleaned once, here: every view reads the text the Draft commits. An expansion that was only
+        a lead-in ("Sure, here is ...:") or an echo of the prompt is dropped: the point shows its title."""
+        return sanitize(tidy_expansion(text, points[index], index, points, self.prompts.expansion_instructions()))
+
     async def _expand(
         self,
         run: _Run,
@@ -355,18 +388,7 @@ class Orchestrator:
     ) -> None:
         opts = self.options
         points = list(run.points)  # with pipelining: the skeleton so far
-        lead = bool(opts.lead_expansions)
-        messages = [*run.history, *self.prompts.expansion(run.question, points, index, lead=lead)]
-        run.prompts_sent.append("\n".join(m.content for m in messages))
-        request = ChatRequest(
-            messages,
-            max_tokens=opts.point_max_tokens,
-            temperature=opts.temperature,
-            seed=opts.seed,
-            # Led by "2. Title:", a small model goes on to "3. ..." unless stopped there.
-            stop=(*constants.POINT_STOP, f"\n{index + 2}.") if lead else constants.POINT_STOP,
-            reasoning=opts.reasoning,
-        )
+        small = bool(opts.small_model)
 
         def on_delta(text: str) -> None:
             if run.first_expansion_token_s is None:
@@ -380,15 +402,15 @@ class Orchestrator:
             emit(events.ExpansionStarted(index))
             start_s = caller.now()
             try:
-                # Led, a model may take its lead as the whole point and stop at once: the title stands.
-                outcome = await caller.call(
-                    request,
-                    purpose="expand",
-                    index=index,
-                    on_delta=on_delta,
-                    on_restart=on_restart,
-                    require_text=not lead,
-                )
+                outcome = await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead=small)
+                text = self._tidy(outcome.text, points, index)
+                if not text and small:
+                    # Led, a small model may take its lead for the whole point and stop, or recite:
+                    # asked once more without the lead, it writes something of its own.
+                    run.records.append(outcome.record)
+                    on_restart(2)
+                    outcome = await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead=False)
+                    text = self._tidy(outcome.text, points, index)
             except SotError as exc:
                 title = points[index]
                 run.failed[index] = str(exc)
@@ -401,11 +423,6 @@ class Orchestrator:
                 log.warning("point %d failed and is kept as its title: %s", index + 1, exc)
                 run.draft.point_final(index, title)
                 return
-        # Cleaned once, here: every view reads the text the Draft commits. An expansion that was only
-        # a lead-in ("Sure, here is ...:") or an echo of the prompt is dropped: the point shows its title.
-        text = sanitize(
-            tidy_expansion(outcome.text, points[index], index, points, self.prompts.expansion_instructions())
-        )
         if not text:
             log.info("point %d: the expansion had nothing but prompt text or a lead-in; showing its title", index + 1)
         run.expansions[index] = text

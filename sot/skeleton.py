@@ -112,6 +112,7 @@ DANGLING_WORDS = frozenset(
         "not",
         "also",
         "using",
+        "even",
     ]
 )
 # Where a long point may end: before a connective, a clause or a preposition that adds detail.
@@ -203,6 +204,7 @@ def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: boo
     text = _EMPHASIS.sub("", text).strip()
     text = re.sub(r"\s+", " ", text)
     text = _STRAY_NUMBER.sub("", shape_title(_STRAY_NUMBER.sub("", text), max_words, cut, whole_words))
+    text = _torn_word(text)
     # Points are titles: a trailing period, colon or separator is formatting, not content.
     text = text.rstrip(" .,;:")
     if len(text) > max_chars:
@@ -253,6 +255,7 @@ _BARE_VERBS = frozenset(
 
 
 _PRONOUNS = frozenset(["it", "they", "you", "we", "i", "there", "he", "she"])
+_PARTICLES = frozenset(["aside", "up", "out", "off", "down", "away", "back", "over"])
 
 
 def _fragment(title: str) -> bool:
@@ -267,6 +270,10 @@ def _fragment(title: str) -> bool:
         return words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or words[0] in _PRONOUNS
     if len(words) == 2 and (words[-1] in DANGLING_WORDS or words[0] in _PRONOUNS):
         return True
+    if len(words) == 2 and words[0] in _BARE_VERBS and words[1] in _PARTICLES:
+        return True  # "Set aside", "Give up": a phrasal verb with no object
+    if words[0] in _PRONOUNS | {"this"} and words[1] in ("is", "are") and len(words) <= 4:
+        return True  # "It is important": the sentence stopped before its point
     return words[0] in _SUBORDINATORS and len(words) <= 5
 
 
@@ -281,6 +288,47 @@ def _bag(text: str) -> frozenset[str]:
     topic = {w.casefold()[:5] for w in words if len(w) > 1 and w.casefold() not in DANGLING_WORDS | _FILLER}
     # A capital letter after the first word names something: "Vitamin A" and "Vitamin C" are two points.
     return frozenset(topic | {w for w in words[1:] if len(w) == 1 and w.isupper()})
+
+
+# Short words a title may end on; any other of one or two lowercase letters is a word torn off
+# ("Take regular breaks to re"), as is a quote left open ('Set aside a "').
+_SHORT_WORDS = frozenset(
+    [
+        "of",
+        "to",
+        "in",
+        "it",
+        "is",
+        "be",
+        "as",
+        "at",
+        "so",
+        "we",
+        "he",
+        "by",
+        "or",
+        "on",
+        "do",
+        "if",
+        "me",
+        "my",
+        "up",
+        "an",
+        "go",
+        "no",
+        "us",
+        "am",
+    ]
+)
+
+
+def _torn_word(text: str) -> str:
+    if text.count('"') % 2 or text.count("“") > text.count("”"):
+        text = text[: max(text.rfind('"'), text.rfind("“"))].rstrip()
+    words = _words(text)
+    if len(words) > 1 and len(words[-1]) <= 2 and words[-1].islower() and words[-1] not in _SHORT_WORDS:
+        text = " ".join(words[:-1])
+    return _strip_dangling(text) if len(_words(text)) >= 3 else text
 
 
 def _key(text: str) -> str:

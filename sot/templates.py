@@ -21,6 +21,8 @@ SKELETON = "skeleton.j2"
 EXPAND = "expand.j2"
 # The start of the expansion written as the assistant: small models then go on with the point itself.
 EXPAND_LEAD = "expand_lead.j2"
+# For a small model: its own point only (with the whole outline in view, a 135M model recites it).
+EXPAND_SMALL = "expand_small.j2"
 SEQUENTIAL = "sequential.j2"
 SKELETON_GRAMMAR = "skeleton.gbnf"  # none is shipped (sot/_shape.py makes it); a --prompts DIR may hold one
 
@@ -123,19 +125,25 @@ class Prompts:
         """The expansion prompt's own sentences (no question or point in them): what an echo repeats."""
         if self._instructions is None:
             blank = "\x00"
-            text = self.render(EXPAND, question=blank, points=[blank], index=1, point=blank)
-            sentences = re.split(r"(?<=[.!?:])\s+|\n", text)
-            self._instructions = [s for s in sentences if s and blank not in s and len(s.split()) >= 4]
+            sentences: list[str] = []
+            for name in (EXPAND, EXPAND_SMALL):
+                text = self.render(name, question=blank, points=[blank], index=1, point=blank)
+                sentences += re.split(r"(?<=[.!?:])\s+|\n", text)
+            own = (s for s in sentences if s and blank not in s and len(s.split()) >= 4)
+            self._instructions = list(dict.fromkeys(own))
         return self._instructions
 
-    def expansion(self, question: str, points: list[str], index: int, lead: bool = False) -> list[Message]:
+    def expansion(
+        self, question: str, points: list[str], index: int, small: bool = False, lead: bool = False
+    ) -> list[Message]:
         """Expansion prompt for point `index` (0-based); every point's prompt shares one prefix.
 
-        `lead`: end with the point's first words as the assistant's ("2. Title:"), as the SoT paper
-        does for open models; only for servers that accept a conversation ending on the assistant.
+        `small`: the prompt for a small model, which sees its own point only. `lead`: end with the
+        point's first words as the assistant's ("2. Title:"), as the SoT paper does for open models;
+        only for servers that accept a conversation ending on the assistant.
         """
         variables = {"question": question, "points": points, "index": index + 1, "point": points[index]}
-        messages = [Message("user", self.render(EXPAND, **variables))]
+        messages = [Message("user", self.render(EXPAND_SMALL if small else EXPAND, **variables))]
         if lead:
             messages.append(Message("assistant", self.render(EXPAND_LEAD, **variables)))
         return messages

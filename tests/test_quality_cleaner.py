@@ -23,6 +23,8 @@ CASES = [
         1,
         "You wake up rested.",
     ),
+    ("This is a crucial tip. Rest eight hours a night.", 1, "Rest eight hours a night."),
+    ("This is a crucial tip for sleep.", 1, "This is a crucial tip for sleep."),  # all there is
     ("Clear naming", 1, ""),  # another point's title, recited instead of this one written
     ("1. Secure and robust", 1, ""),
     ("Sleep well.\n* Clear naming matters too\n* More", 1, "Sleep well."),

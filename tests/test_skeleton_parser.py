@@ -60,8 +60,9 @@ CASES = [
         ["Bring a camera for security", "Dress well", "Plan ahead"],
     ),
     (
-        "1. Engage\n2. The most\n3. If you find someone\n4. It’\n5. Renting\n6. Keep them in a sunny spot",
-        ["Renting", "Keep them in a sunny spot"],
+        "1. Engage\n2. The most\n3. If you find someone\n4. It’\n5. Renting\n6. Keep them in a sunny spot\n"
+        "7. Set aside\n8. It is important\n9. Take regular breaks to re:\n10. Plan a \"study",
+        ["Renting", "Keep them in a sunny spot", "Take regular breaks", "Plan"],
     ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (

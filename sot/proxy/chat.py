@@ -98,6 +98,9 @@ class ChatAnswer:
             payloads += [chunk(self.request_id, self.created, model, delta) for delta in deltas]
             await sender.events(payloads)
 
+        # Deltas not yet written. While the proxy is behind, the chunks of the events already produced
+        # go out in one write: under load, a socket write per token is most of its work.
+        pending: list[dict[str, Any]] = []
         async with answer_stream as answer_events:
             model = (await client.backend()).model or model
             async for event in answer_events:
@@ -106,15 +109,19 @@ class ChatAnswer:
                 elif isinstance(event, events.SkeletonDone):
                     points = len(event.points)
                 elif isinstance(event, events.SkeletonPoint) and plan.outline:
-                    await send({"reasoning_content": f"{event.index + 1}. {event.title}\n"})
+                    pending.append({"reasoning_content": f"{event.index + 1}. {event.title}\n"})
                 elif isinstance(event, events.AnswerText):
-                    if not sender.started:
-                        self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
-                    await send({"content": event.text})
+                    pending.append({"content": event.text})
                 elif isinstance(event, events.AnswerDone):
-                    if not sender.started:
-                        await send()
+                    if pending or not sender.started:
+                        await send(*pending)
                     await self._finish(sender, event.answer)
+                    return
+                if pending and not answer_events.buffered:
+                    if not sender.started and any("content" in delta for delta in pending):
+                        self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
+                    await send(*pending)
+                    pending.clear()
 
     async def _finish(self, sender: Sender, answer: Answer) -> None:
         self._record(answer)
