@@ -260,6 +260,8 @@ _PARTICLES = frozenset(["aside", "up", "out", "off", "down", "away", "back", "ov
 
 def _fragment(title: str) -> bool:
     """Half a sentence rather than a title."""
+    if _OPEN_SUPERLATIVE.match(title):
+        return True
     raw = [w.strip(".,;:!?’'\"") for w in _words(title)]
     if len(raw) > 1 and len(raw[-1]) == 1 and raw[-1].isupper():
         return False  # "Plan B", "Vitamin A": a name, not an article left hanging
@@ -322,12 +324,30 @@ _SHORT_WORDS = frozenset(
 )
 
 
+# "X was primarily caused", "Y is driven": a passive verb with no agent leaves the title unfinished;
+# what comes before the verb is the title ("The fall of the Western Roman Empire").
+_OPEN_PASSIVE = re.compile(
+    r"\s+(?:is|are|was|were|has\s+been|have\s+been|can\s+be|be)(?:\s+\w+ly)?\s+"
+    r"(?:\w+ed|due|driven|shown|seen|given|known|made|done|taken)$",
+    re.IGNORECASE,
+)
+# "The most obvious way", "One of the best things": a superlative that never says what it is.
+_OPEN_SUPERLATIVE = re.compile(
+    r"^(?:the|one\s+of\s+the)\s+(?:most\s+\w+|best|first|main|biggest|key|simplest|easiest)\s+"
+    r"(?:ways?|things?|steps?|reasons?|factors?|methods?|tips?|parts?|options?)$",
+    re.IGNORECASE,
+)
+
+
 def _torn_word(text: str) -> str:
     if text.count('"') % 2 or text.count("“") > text.count("”"):
         text = text[: max(text.rfind('"'), text.rfind("“"))].rstrip()
     words = _words(text)
     if len(words) > 1 and len(words[-1]) <= 2 and words[-1].islower() and words[-1] not in _SHORT_WORDS:
         text = " ".join(words[:-1])
+    passive = _OPEN_PASSIVE.search(text)
+    if passive and len(_words(text[: passive.start()])) >= 2:
+        text = text[: passive.start()]
     return _strip_dangling(text) if len(_words(text)) >= 3 else text
 
 
