@@ -287,7 +287,9 @@ def _bag(text: str) -> frozenset[str]:
     """A point's topic words, each cut to its first five letters: "cultural" and "culture",
     "Liquorization" and "Liquorizing" are the same word here."""
     words = _LETTER_WORDS.findall(text)  # numbers are no topic: "Tip for 10" / "Tip for 11"
-    topic = {w.casefold()[:5] for w in words if len(w) > 1 and w.casefold() not in DANGLING_WORDS | _FILLER}
+    topic = {
+        w.casefold()[:5] for w in words if len(w) > 1 and w.casefold() not in DANGLING_WORDS | _FILLER | _BARE_VERBS
+    }
     # A capital letter after the first word names something: "Vitamin A" and "Vitamin C" are two points.
     return frozenset(topic | {w for w in words[1:] if len(w) == 1 and w.isupper()})
 
@@ -512,8 +514,9 @@ class SkeletonParser:
         return added
 
     def _repeats(self, bag: frozenset[str]) -> bool:
-        """Same words as a kept point; all of one's words inside the other's (2 words or more); or
-        half their words shared ("It promotes cultural awareness" / "It enhances cultural awareness")."""
+        """Same words as a kept point; all of one's words inside the other's (2 words or more: "Use
+        language apps" / "Practice with language apps"); or half their words shared ("It promotes
+        cultural awareness" / "It enhances cultural awareness")."""
         return any(
             bag == kept
             or (min(len(bag), len(kept)) >= 2 and (bag <= kept or kept <= bag))

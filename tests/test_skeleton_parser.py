@@ -44,6 +44,10 @@ CASES = [
     ),
     ("1. Plan your budget\n2. B\n3. D, E, F, G, H, I, J, K\n4. Shop smarter", ["Plan your budget", "Shop smarter"]),
     (
+        "1. Practice with language apps and tutors\n2. Use language apps\n3. Use coupons\n4. Use cashback",
+        ["Practice with language apps and tutors", "Use coupons", "Use cashback"],
+    ),
+    (
         "1. The most significant advantage of electric cars is their environmental impact.\n"
         "2. The Roman Empire's collapse was primarily caused by external factors, including:",
         [
