@@ -133,6 +133,10 @@ StallTimeout = Annotated[
     ),
 ]
 MaxRetries = Annotated[int, typer.Option(help="Retries per call.")]
+Seed = Annotated[int | None, typer.Option(help="Sampling seed, where the server supports it.")]
+AllowPartial = Annotated[
+    bool, typer.Option(help="Keep a failed point's title, and text cut at --timeout, instead of failing.")
+]
 Pipeline = Annotated[bool, typer.Option(help="Expand points while the skeleton still streams.")]
 ReasoningOption = Annotated[
     str,
@@ -180,13 +184,11 @@ def ask(
     max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
     point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
     temperature: Temperature = None,
-    seed: Annotated[int | None, typer.Option(help="Sampling seed, where the server supports it.")] = None,
+    seed: Seed = None,
     timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
     stall_timeout: StallTimeout = constants.DEFAULT_STALL_TIMEOUT_S,
     max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
-    allow_partial: Annotated[
-        bool, typer.Option(help="Keep a failed point's title, and text cut at --timeout, instead of failing.")
-    ] = False,
+    allow_partial: AllowPartial = False,
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
     prompts: PromptsDir = None,

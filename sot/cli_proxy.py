@@ -8,6 +8,7 @@ import typer
 
 from . import constants
 from .cli import (
+    AllowPartial,
     Debug,
     DialectOption,
     GgufOption,
@@ -21,7 +22,10 @@ from .cli import (
     Pipeline,
     PointMaxTokens,
     PromptsDir,
+    ReasoningOption,
     RouterOption,
+    Seed,
+    StallTimeout,
     Temperature,
     Timeout,
     _dialect,
@@ -73,11 +77,15 @@ def proxy(
     max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
     point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
     temperature: Temperature = None,
+    seed: Seed = None,
     timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
+    stall_timeout: StallTimeout = constants.DEFAULT_STALL_TIMEOUT_S,
     max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
+    allow_partial: AllowPartial = False,
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
     prompts: PromptsDir = None,
+    reasoning: ReasoningOption = constants.DEFAULT_REASONING,
     dialect: DialectOption = "openai",
     gguf: GgufOption = None,
     llama_server: LlamaServerOption = None,
@@ -118,11 +126,15 @@ def proxy(
             "max_tokens": max_tokens,
             "point_max_tokens": point_max_tokens,
             "temperature": temperature,
+            "seed": seed,
             "timeout": timeout,
+            "stall_timeout": stall_timeout,
             "max_retries": max_retries,
+            "allow_partial": allow_partial,
             "pipeline": pipeline,
             "router": router,
             "prompts_dir": prompts,
+            "reasoning": reasoning,
         }
         Options().updated(**options)  # validated now, not on the first request
         settings = ProxySettings(

@@ -259,3 +259,21 @@ def test_the_readme_python_example_runs_as_written_and_streams_readably(fake, tm
         "2. Stable versions: Details on Stable versions for point 2.",
         "3. Good errors: Details on Good errors for point 3.",
     ]
+
+
+def test_the_proxy_takes_every_option_that_shapes_an_answer_in_ask() -> None:
+    import click
+    import typer.main
+
+    import sot.cli_proxy  # noqa: F401  (registers `proxy`)
+    from sot.cli import app
+
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+
+    def options(name: str) -> set[str]:
+        return {opt for param in commands[name].params if isinstance(param, click.Option) for opt in param.opts}
+
+    # How ask shows its answer, and its key (the proxy's --api-key is the key its clients present).
+    ask_only = {"--stream", "--json", "--keep-reasoning", "--api-key"}
+    missing = options("ask") - ask_only - options("proxy")
+    assert not missing, f"sot proxy lacks {sorted(missing)}"
