@@ -345,8 +345,10 @@ def _torn_word(text: str) -> str:
     if text.count('"') % 2 or text.count("“") > text.count("”"):
         text = text[: max(text.rfind('"'), text.rfind("“"))].rstrip()
     words = _words(text)
-    if len(words) > 1 and len(words[-1]) <= 2 and words[-1].islower() and words[-1] not in _SHORT_WORDS:
-        text = " ".join(words[:-1])
+    if len(words) > 1 and (
+        (len(words[-1]) <= 2 and words[-1].islower() and words[-1] not in _SHORT_WORDS) or words[-1][-1] in "’'"
+    ):
+        text = " ".join(words[:-1])  # "... to re", "Arrive at the interviewer’": a word torn off
     passive = _OPEN_PASSIVE.search(text)
     if passive and len(_words(text[: passive.start()])) >= 2:
         text = text[: passive.start()]
@@ -499,7 +501,7 @@ class SkeletonParser:
                 continue  # "4. Be": what was left of a line when its limit fell
             key = _key(point)
             letters = _LETTER_WORDS.findall(point)
-            if _fragment(point):
+            if _fragment(point) or all(w.casefold() in DANGLING_WORDS for w in letters):
                 continue  # "The most", "If they", "Use": the start of a sentence the line never finished
             singles = sum(len(w) == 1 for w in letters)
             if not any(len(w) >= 2 for w in letters) or (len(letters) >= 3 and 2 * singles >= len(letters)):

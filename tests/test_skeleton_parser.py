@@ -66,8 +66,16 @@ CASES = [
     (
         "1. Engage\n2. The most\n3. If you find someone\n4. It’\n5. Renting\n6. Keep them in a sunny spot\n"
         '7. Set aside\n8. It is important\n9. Take regular breaks to re:\n10. Plan a "study\n'
-        "11. The most obvious way\n12. The fall of the Western Roman Empire was primarily caused",
-        ["Renting", "Keep them in a sunny spot", "Take regular breaks", "Plan", "The fall of the Western Roman Empire"],
+        "11. The most obvious way\n12. The fall of the Western Roman Empire was primarily caused\n"
+        "13. The 2\n14. Book a table at the restaurant’",
+        [
+            "Renting",
+            "Keep them in a sunny spot",
+            "Take regular breaks",
+            "Plan",
+            "The fall of the Western Roman Empire",
+            "Book a table",
+        ],
     ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (
