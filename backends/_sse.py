@@ -10,10 +10,10 @@ are dropped: only data counts as progress.
 
 from __future__ import annotations
 
-import time
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from time import monotonic
 
 from sot import constants
 from sot.errors import ProtocolError
@@ -115,7 +115,7 @@ class _Parser:
         self._skip_lf = False  # a CRLF split across two reads
         self._data: list[str] = []
         self._size = 0
-        self.progress = False  # a data line was seen in the last feed (comments are not progress)
+        self.progress = False  # the last feed carried something other than comments
 
     def feed(self, chunk: bytes) -> list[str]:
         out: list[str] = []
@@ -132,6 +132,8 @@ class _Parser:
                 self._buffer += chunk[start:]
                 if len(self._buffer) > self._caps.line_bytes:
                     raise _too_long("a line", self._caps.line_bytes)
+                # A long line arriving slowly is progress, unless it is a comment.
+                self.progress = self.progress or self._buffer[:1] != b":"
                 break
             if self._buffer:
                 self._buffer += chunk[start:end]
@@ -190,12 +192,12 @@ async def events(body: AsyncIterator[bytes], caps: Caps = Caps(), stall_s: float
     chunk, not a cancel scope per event.
     """
     parser = _Parser(caps)
-    last = time.monotonic()
+    last = monotonic()
     async for chunk in body:
         for event in parser.feed(chunk):
             yield event
         if stall_s is not None:
-            now = time.monotonic()
+            now = monotonic()
             if parser.progress:
                 last = now
             elif now - last > stall_s:

@@ -96,3 +96,32 @@ def test_a_key_is_redacted_in_any_case_and_minus_a_character() -> None:
         out = redact(f"Incorrect API key provided: {echoed}. See https://user:pw@example.com/keys", key)
         assert key.lower()[5:13] not in out.lower() and "example.com" not in out and "pw@" not in out
     assert redact("nothing secret here", key) == "nothing secret here"
+
+
+async def _clocked(chunks: list[bytes], clock: list[float], step: float) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        clock[0] += step  # each network read comes `step` seconds after the last
+        yield chunk
+
+
+@pytest.mark.parametrize(
+    ("chunks", "stalls"),
+    [
+        ([b": keep-alive\n"] * 3, True),  # only comments: alive, but not answering
+        ([b'data: {"a": ', b"1, ", b'"b": 2}\n\n'], False),  # one long data line arriving slowly
+        ([b"data: 1\n\n", b": ping\n", b"data: 2\n\n"], False),  # a comment between two events
+    ],
+)
+async def test_only_comments_for_longer_than_the_stall_limit_stall(monkeypatch, chunks, stalls: bool) -> None:
+    from sot.backends import _sse
+
+    clock = [0.0]
+    monkeypatch.setattr(_sse, "monotonic", lambda: clock[0])  # this module's clock only, not the event loop's
+    seen: list[str] = []
+    try:
+        async for event in _sse.events(_clocked(chunks, clock, step=4.0), stall_s=5.0):
+            seen.append(event)
+    except _sse.Stalled as exc:
+        assert stalls and exc.seconds == 5.0 and seen == []
+    else:
+        assert not stalls and seen
