@@ -439,8 +439,8 @@ class OpenAICompatBackend:
                     try:
                         async for _ in events:
                             pass
-                    except (httpx.ReadTimeout, _sse.Stalled):
-                        pass  # the answer is whole; this connection is just not reused
+                    except (httpx.HTTPError, _sse.Stalled, ProtocolError):
+                        pass  # the answer is whole; whatever follows [DONE] only costs the connection
                 break
             for payload in _payloads(data):
                 parsed = parse_chunk(payload)

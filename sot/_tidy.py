@@ -21,11 +21,11 @@ _LEAD = re.compile(
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
-_BRACKETED = re.compile(r"\[([^\[\]\n]{0,200})\]")
+_BRACKETED = re.compile(r"\[([^\[\]\n]{0,200})\](?!\()")  # not a Markdown link: [docs](https://...)
 # What the model wraps in the prompt's delimiters by imitation: a few plain words ("[Digital tools]"),
 # never code, numbers or a citation ("[1, 2]", "[3]").
 _PHRASE = re.compile(r"[^\W\d_]+(?:[ '’-][^\W\d_]+){0,7}")
-_SENTENCE = re.compile(r"[^.!?:\n]*(?:[.!?:]+|\n|$)\s*")
+_SENTENCE = re.compile(r".*?(?:[.!?:]+(?=\s|$)|\n|$)\s*", re.DOTALL)  # "$3.50" and "v1.0" stay whole
 _WORDS = re.compile(r"\w+")
 # The model talking about the task instead of doing it: "The first and third paragraphs in your answer,
 # one to three sentences, should ...", "Your question brings together the main points of the answer."
@@ -36,9 +36,11 @@ _META = re.compile(
       | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-_FILLER = re.compile(
-    r"^\s*(?:this|it)\s+is\s+(?:a|an|one\s+of\s+the)\s+(?:\w+\s+){0,2}?(?:crucial|key|important|great|essential|common"
-    r"|simple|fundamental|significant|good|vital|critical|helpful|useful|no-brainer)\b[^.!?]*[.!?]\s*$",
+# A sentence that only praises its point ("This is a crucial step in preparing."): nothing of its own.
+_PRAISE = re.compile(
+    r"^\s*(?:this|it)\s+is\s+(?:a|an|one\s+of\s+the)\s+(?:crucial|key|important|great|essential|simple|vital"
+    r"|critical|helpful|useful|no-brainer)\s+(?:steps?|tips?|points?|aspects?|ways?|parts?|factors?|skills?|habits?)\b"
+    r"[^.!?]*[.!?]\s*$",
     re.IGNORECASE,
 )
 _PROMPT_LINE = re.compile(
@@ -50,7 +52,7 @@ _PROMPT_LINE = re.compile(
 _NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
 
 
-def _key(sentence: str) -> str:
+def _words_of(sentence: str) -> str:
     return " ".join(_WORDS.findall(sentence.casefold()))
 
 
@@ -105,7 +107,8 @@ def tidy_expansion(
     others = [t for t in titles if t != title.casefold().strip()]
     for match in _NEXT_POINT.finditer(text):
         line = match.group(2).casefold().strip("*[] ")
-        if any(line.startswith(t) if match.group(1) else line.rstrip(".:;") == t for t in others):
+        numbered = (match.group(1) or "")[:1].isdigit()
+        if any(re.match(rf"{re.escape(t)}\b", line) if numbered else line.rstrip(".:;") == t for t in others):
             text = text[: match.start()]
             break
     text = _BRACKETED.sub(unwrap, text)
@@ -119,12 +122,14 @@ def tidy_expansion(
     seen: set[str] = set()
     unique = []
     for sentence in kept:
-        if _key(sentence) not in seen:
-            seen.add(_key(sentence))
+        key = _words_of(sentence)
+        # Whole sentences only: "Example: oats. Example: eggs." keeps both labels.
+        if key not in seen or sentence.rstrip()[-1:] not in ".!?":
+            seen.add(key)
             unique.append(sentence)
     kept = unique
     # "This is a crucial step." says nothing of the point: dropped where something follows it.
-    if len(kept) > 1 and _FILLER.match(kept[0]):
+    if len(kept) > 1 and _PRAISE.match(kept[0]):
         kept.pop(0)
     # A closing lead-in ("Here are some tips:") announces what never came: the stop cut it off.
     while kept and kept[-1].rstrip().endswith(":"):

@@ -249,7 +249,8 @@ class Client:
                 self.options = self.options.updated(
                     skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY
                 )
-            if self.options.small_model is None:
+            if self.options.small_model is None and self._gguf is None:
+                # The bundled model is 135M parameters; a --gguf of the user's own may be any size.
                 self.options = self.options.updated(small_model=True)
             self._owned.append(local)  # closes its backend, then stops its server
             backend = local.backend

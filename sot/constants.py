@@ -51,8 +51,8 @@ RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 # Connection pool
 POOL_MAX_CONNECTIONS: Final = 64
-# As many kept open as may be in use: the proxy runs dozens of streams at once, and a connection
-# closed when its stream ends is a new TCP handshake for the next request.
+# A chat backend keeps open as many connections as it may use: the proxy runs dozens of streams at
+# once, and a connection closed when its stream ends is a new TCP handshake for the next request.
 POOL_KEEPALIVE: Final = POOL_MAX_CONNECTIONS
 
 # Environment

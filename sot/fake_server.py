@@ -33,6 +33,9 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 Fault = Literal["reset", "stall", "cut", "malformed"]
 # The shape of the project's expansion prompt: the outline, a point per numbered line, then which to write.
+# The small-model prompt: its own point only, and the number in the lead ("2. Title:") if it has one.
+_SMALL_POINT = re.compile(r"^The point to write: (.*)$", re.MULTILINE)
+_LEAD = re.compile(r"^(\d+)\. ")
 _OUTLINE = re.compile(r"^The outline of the answer\b.*\n((?:\d+\. .*\n)+)\s*^Write point (\d+) only\b", re.MULTILINE)
 # How a client leaving shows up on the server's side of a socket.
 _SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -89,7 +92,18 @@ def classify(request: SeenRequest) -> None:
     """Tell skeleton, expansion and sequential requests apart by the project's prompt shapes."""
     prompt = request.prompt
     outline = _OUTLINE.search(prompt)
-    if outline:
+    small = _SMALL_POINT.search(prompt)
+    if small and not outline:
+        request.kind = "expand"
+        request.title = small.group(1)
+        messages = request.body.get("messages") or []
+        lead = (
+            _LEAD.match(str(messages[-1].get("content", "")))
+            if messages and messages[-1].get("role") == "assistant"
+            else None
+        )
+        request.point = int(lead.group(1)) if lead else None
+    elif outline:
         request.kind = "expand"
         request.point = int(outline.group(2))
         titles = dict(re.findall(r"^(\d+)\. (.*)$", outline.group(1), re.MULTILINE))

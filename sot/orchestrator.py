@@ -269,12 +269,12 @@ class Orchestrator:
                 tg.cancel_scope.cancel()
             else:
                 run.records.append(outcome.record)
-                skeleton_done_s = caller.now()
                 usage = outcome.record.usage
                 run.parser.finish(cut=usage is not None and usage.completion_tokens >= opts.skeleton_max_tokens)
                 dispatch(run.take_new_points())
                 if len(run.points) < self.shape.min_points <= run.parser.items:
                     await self._second_look(run, caller, request, on_skeleton_delta, dispatch, emit)
+                skeleton_done_s = caller.now()
                 if len(run.points) < constants.MIN_POINTS:
                     tg.cancel_scope.cancel()
                 else:
@@ -330,9 +330,8 @@ class Orchestrator:
             emit(events.SkeletonRestarted(attempt))
 
         fresh()
-        varied = replace(
-            request, temperature=constants.SECOND_LOOK_TEMPERATURE, seed=request.seed or constants.SECOND_LOOK_SEED
-        )
+        seed = constants.SECOND_LOOK_SEED if request.seed is None else request.seed
+        varied = replace(request, temperature=constants.SECOND_LOOK_TEMPERATURE, seed=seed)
         try:
             outcome = await caller.call(
                 varied, purpose="skeleton", on_delta=on_delta, on_restart=fresh, require_text=False
@@ -367,15 +366,40 @@ class Orchestrator:
             stop=(*constants.POINT_STOP, f"\n{index + 2}.") if lead else constants.POINT_STOP,
             reasoning=opts.reasoning,
         )
-        # Led, a model may take its lead as the whole point and stop at once: no text is no fault.
+        # For a small model no text is no fault: its lead may be the whole point (then it is asked
+        # once more, unled), and an empty unled answer leaves the title, as an empty cleaned one does.
         return await caller.call(
-            request, purpose="expand", index=index, on_delta=on_delta, on_restart=on_restart, require_text=not lead
+            request, purpose="expand", index=index, on_delta=on_delta, on_restart=on_restart, require_text=not small
         )
+
+    async def _unled(
+        self,
+        run: _Run,
+        points: list[str],
+        index: int,
+        caller: Caller,
+        on_delta: Callable[[str], None],
+        on_restart: Callable[[int], None],
+        led: CallOutcome,
+    ) -> str:
+        """Led, a small model may take its lead for the whole point and stop, or recite: asked once
+        more without the lead, it writes something of its own. Optional: if that call fails or says
+        nothing, the point shows its title, as it would have without this second try."""
+        run.records.append(led.record)
+        on_restart(led.record.attempts + 1)
+        try:
+            unled = await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead=False)
+        except SotError as exc:
+            log.info("point %d: the try without the lead failed (%s); showing its title", index + 1, exc)
+            return ""
+        run.records.append(unled.record)
+        return self._tidy(unled.text, points, index)
 
     def _tidy(self, text: str, points: list[str], index: int) -> str:
         """Cleaned once, here: every view reads the text the Draft commits. An expansion that was only
         a lead-in ("Sure, here is ...:") or an echo of the prompt is dropped: the point shows its title."""
-        return sanitize(tidy_expansion(text, points[index], index, points, self.prompts.expansion_instructions()))
+        instructions = self.prompts.expansion_instructions(small=bool(self.options.small_model))
+        return sanitize(tidy_expansion(text, points[index], index, points, instructions))
 
     async def _expand(
         self,
@@ -404,13 +428,10 @@ class Orchestrator:
             try:
                 outcome = await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead=small)
                 text = self._tidy(outcome.text, points, index)
+                record: CallRecord | None = outcome.record
                 if not text and small:
-                    # Led, a small model may take its lead for the whole point and stop, or recite:
-                    # asked once more without the lead, it writes something of its own.
-                    run.records.append(outcome.record)
-                    on_restart(2)
-                    outcome = await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead=False)
-                    text = self._tidy(outcome.text, points, index)
+                    text = await self._unled(run, points, index, caller, on_delta, on_restart, outcome)
+                    record = None  # _unled keeps the records of both calls
             except SotError as exc:
                 title = points[index]
                 run.failed[index] = str(exc)
@@ -426,6 +447,7 @@ class Orchestrator:
         if not text:
             log.info("point %d: the expansion had nothing but prompt text or a lead-in; showing its title", index + 1)
         run.expansions[index] = text
-        run.records.append(outcome.record)
+        if record is not None:
+            run.records.append(record)
         emit(events.PointDone(index, text))
         run.draft.point_final(index, text)

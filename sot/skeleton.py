@@ -126,7 +126,10 @@ _STRONG = re.compile(r"(?:and|or|but|which|that|who|because|so|while|when|if)\b"
 # A line that starts like this carries on the line before it.
 _CONTINUES = re.compile(r"^(?:and|or|but|nor|which|that|so|because|then|while|than|whereas)\b", re.IGNORECASE)
 # "Title: explanation", "Title - explanation", "Title. More sentences."
-_TITLE_END = re.compile(r":\s|:$|;|\s[-–—]\s|(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)[.!?]\s+(?=\S)", re.IGNORECASE)
+# (not after "vs", "e.g", "i.e", "etc" or an initial, as in "U.S. policy")
+_TITLE_END = re.compile(
+    r":\s|:$|;|\s[-–—]\s|(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\b[A-Z])[.!?]\s+(?=\S)", re.IGNORECASE
+)
 
 
 def _words(text: str) -> list[str]:
@@ -215,7 +218,7 @@ def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: boo
 
 _LETTER_WORDS = re.compile(r"[^\W\d_]+")
 # A number the model tacked on after a comma ("Bring a camera for security, 9"): no part of the title.
-_STRAY_NUMBER = re.compile(r"\s*,\s*\d{1,3}\s*$")
+_STRAY_NUMBER = re.compile(r"(?<![\d\s,])\s*,\s*\d{1,3}\s*$")
 # A point that opens on one of these and stops within a few words is half a sentence ("If you find someone").
 _SUBORDINATORS = frozenset(["if", "when", "whenever", "because", "although", "though", "unless", "since", "whereas"])
 # Verbs a title never ends on alone: "4. Use" / "5. Use a good plant food" (seen from the embedded model).
@@ -255,7 +258,11 @@ _BARE_VERBS = frozenset(
 
 
 _PRONOUNS = frozenset(["it", "they", "you", "we", "i", "there", "he", "she"])
-_PARTICLES = frozenset(["aside", "up", "out", "off", "down", "away", "back", "over"])
+# "It is important", "This is essential": an adjective that needs what the line never said.
+_OPEN_ADJECTIVE = re.compile(
+    r"^(?:it|this)\s+is\s+(?:important|essential|crucial|vital|necessary|key|helpful|useful|best|better)$",
+    re.IGNORECASE,
+)
 
 
 def _fragment(title: str) -> bool:
@@ -270,28 +277,30 @@ def _fragment(title: str) -> bool:
         return True
     if len(words) == 1:
         return words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or words[0] in _PRONOUNS
-    if len(words) == 2 and (words[-1] in DANGLING_WORDS or words[0] in _PRONOUNS):
+    if len(words) == 2 and words[-1] in DANGLING_WORDS:
+        return True  # "The most", "Keep your"
+    if _OPEN_ADJECTIVE.match(" ".join(words)):
         return True
-    if len(words) == 2 and words[0] in _BARE_VERBS and words[1] in _PARTICLES:
-        return True  # "Set aside", "Give up": a phrasal verb with no object
-    if words[0] in _PRONOUNS | {"this"} and words[1] in ("is", "are") and len(words) <= 4:
-        return True  # "It is important": the sentence stopped before its point
-    return words[0] in _SUBORDINATORS and len(words) <= 5
+    # "If they", "When you": a clause opened and stopped at its subject ("If in doubt, ask" is whole).
+    return words[0] in _SUBORDINATORS and len(words) <= 3 and words[-1] in _PRONOUNS | DANGLING_WORDS
 
 
 # Words that say nothing of a point's topic, beyond those no phrase ends on.
-_FILLER = frozenset(["it", "they", "you", "we", "i", "there", "do", "does", "have", "has"])
+_NON_TOPIC = frozenset(["it", "they", "you", "we", "i", "there", "do", "does", "have", "has"])
+_TOPIC_WORDS = re.compile(r"[^\W_]+")
 
 
 def _bag(text: str) -> frozenset[str]:
     """A point's topic words, each cut to its first five letters: "cultural" and "culture",
-    "Liquorization" and "Liquorizing" are the same word here."""
-    words = _LETTER_WORDS.findall(text)  # numbers are no topic: "Tip for 10" / "Tip for 11"
-    topic = {
-        w.casefold()[:5] for w in words if len(w) > 1 and w.casefold() not in DANGLING_WORDS | _FILLER | _BARE_VERBS
-    }
-    # A capital letter after the first word names something: "Vitamin A" and "Vitamin C" are two points.
-    return frozenset(topic | {w for w in words[1:] if len(w) == 1 and w.isupper()})
+    "Liquorization" and "Liquorizing" are the same word here. Numbers and lone capitals count:
+    "Phase 1" and "Phase 2", "Vitamin A" and "Vitamin C" are two points each."""
+    topic: set[str] = set()
+    for i, word in enumerate(_TOPIC_WORDS.findall(text)):
+        if word[0].isdigit() or (len(word) == 1 and i > 0 and word.isupper()):
+            topic.add(word)
+        elif len(word) > 1 and word.casefold() not in DANGLING_WORDS | _NON_TOPIC:
+            topic.add(word.casefold()[:5])
+    return frozenset(topic)
 
 
 # Short words a title may end on; any other of one or two lowercase letters is a word torn off
@@ -330,25 +339,27 @@ _SHORT_WORDS = frozenset(
 # what comes before the verb is the title ("The fall of the Western Roman Empire").
 _OPEN_PASSIVE = re.compile(
     r"\s+(?:is|are|was|were|has\s+been|have\s+been|can\s+be|be)(?:\s+\w+ly)?\s+"
-    r"(?:\w+ed|due|driven|shown|seen|given|known|made|done|taken)$",
+    r"(?:caused|due|attributed|driven|influenced|determined|based|characterized|followed|marked|known)$",
     re.IGNORECASE,
 )
 # "The most obvious way", "One of the best things": a superlative that never says what it is.
-_OPEN_SUPERLATIVE = re.compile(
-    r"^(?:the|one\s+of\s+the)\s+(?:most\s+\w+|best|first|main|biggest|key|simplest|easiest)\s+"
-    r"(?:ways?|things?|steps?|reasons?|factors?|methods?|tips?|parts?|options?)$",
-    re.IGNORECASE,
-)
+_OPEN_SUPERLATIVE = re.compile(r"^(?:the|one\s+of\s+the)\s+(?:most\s+\w+|best|simplest|easiest)\s+(?:way|thing)$", re.I)
 
 
 def _torn_word(text: str) -> str:
-    if text.count('"') % 2 or text.count("“") > text.count("”"):
-        text = text[: max(text.rfind('"'), text.rfind("“"))].rstrip()
+    opening = max(text.rfind(' "'), text.rfind("“"))  # a quote that opens, not an inch mark ('27"')
+    if opening >= 0 and (text.count('"') % 2 or text.count("“") > text.count("”")):
+        text = text[:opening].rstrip()
     words = _words(text)
-    if len(words) > 1 and (
-        (len(words[-1]) <= 2 and words[-1].islower() and words[-1] not in _SHORT_WORDS) or words[-1][-1] in "’'"
-    ):
-        text = " ".join(words[:-1])  # "... to re", "Arrive at the interviewer’": a word torn off
+    last = words[-1] if words else ""
+    torn = (
+        # "... to re": an infinitive cut inside its verb
+        (len(words) > 2 and words[-2].casefold() == "to" and last.isalpha() and last.islower() and len(last) <= 2)
+        # "Arrive at the interviewer’": a contraction cut (a quoted 'no' closes its own quote)
+        or (len(words) > 1 and last[-1:] in "’'" and text.count(last[-1]) % 2 == 1)
+    )
+    if torn and last not in _SHORT_WORDS:
+        text = " ".join(words[:-1])
     passive = _OPEN_PASSIVE.search(text)
     if passive and len(_words(text[: passive.start()])) >= 2:
         text = text[: passive.start()]
@@ -503,8 +514,7 @@ class SkeletonParser:
             letters = _LETTER_WORDS.findall(point)
             if _fragment(point) or all(w.casefold() in DANGLING_WORDS for w in letters):
                 continue  # "The most", "If they", "Use": the start of a sentence the line never finished
-            singles = sum(len(w) == 1 for w in letters)
-            if not any(len(w) >= 2 for w in letters) or (len(letters) >= 3 and 2 * singles >= len(letters)):
+            if not any(len(w) >= 2 for w in letters) or (len(letters) >= 3 and not any(len(w) >= 3 for w in letters)):
                 continue  # no title: a number, a symbol, or a run of letters ("B", "D, E, F, G")
             bag = _bag(point)
             if not key or key in self._seen or self.full or self._repeats(bag):
@@ -516,14 +526,11 @@ class SkeletonParser:
         return added
 
     def _repeats(self, bag: frozenset[str]) -> bool:
-        """Same words as a kept point; all of one's words inside the other's (2 words or more: "Use
-        language apps" / "Practice with language apps"); or half their words shared ("It promotes
-        cultural awareness" / "It enhances cultural awareness")."""
+        """Same topic words as a kept point ("Liquorization" / "Liquorizing"), or all of one's inside
+        the other's, 2 words or more ("Sleep schedule" / "Keep a regular sleep schedule"). Points
+        that share most words but differ in one ("Short-term goals" / "Long-term goals") stay."""
         return any(
-            bag == kept
-            or (min(len(bag), len(kept)) >= 2 and (bag <= kept or kept <= bag))
-            or (len(bag & kept) >= 2 and 2 * len(bag & kept) >= len(bag | kept))
-            for kept in self._bags
+            bag == kept or (min(len(bag), len(kept)) >= 2 and (bag <= kept or kept <= bag)) for kept in self._bags
         )
 
 

@@ -26,13 +26,15 @@ EXPAND_SMALL = "expand_small.j2"
 SEQUENTIAL = "sequential.j2"
 SKELETON_GRAMMAR = "skeleton.gbnf"  # none is shipped (sot/_shape.py makes it); a --prompts DIR may hold one
 
-# Untrusted text sits inside [ ] in the expansion prompt; it may not forge those delimiters.
+# Untrusted text (a skeleton point) keeps to its own line of the prompt: no line break of any kind,
+# no square brackets (delimiters of a --prompts template may be), and no chat-template marker
+# ("<|im_end|>") that a server such as llama.cpp would read as the end of the turn.
 _DELIMITERS = str.maketrans(dict.fromkeys("\n\r\v\f\x85\u2028\u2029", " ") | {"[": "(", "]": ")"})
 
 
 def neutral(text: str) -> str:
-    """Keep untrusted text on one line and unable to close (or open) its delimiters."""
-    return str(text).translate(_DELIMITERS)
+    """Keep untrusted text on one line, unable to forge a delimiter or a chat-template marker."""
+    return str(text).translate(_DELIMITERS).replace("<|", "< |").replace("|>", "| >")
 
 
 def _package_dir() -> Path:
@@ -85,7 +87,7 @@ class Prompts:
         self._searchpath = searchpath
         self._user_dir = Path(user_dir) if user_dir is not None else None
         self._raw: dict[str, str] = {}
-        self._instructions: list[str] | None = None
+        self._instructions: dict[str, list[str]] = {}
 
     def render(self, name: str, **variables: object) -> str:
         try:
@@ -121,17 +123,21 @@ class Prompts:
     def sequential(self, question: str) -> list[Message]:
         return [Message("user", self.render(SEQUENTIAL, question=question))]
 
-    def expansion_instructions(self) -> list[str]:
+    def expansion_instructions(self, small: bool = False) -> list[str]:
         """The expansion prompt's own sentences (no question or point in them): what an echo repeats."""
-        if self._instructions is None:
+        name = self._expansion_template(small)
+        if name not in self._instructions:
             blank = "\x00"
-            sentences: list[str] = []
-            for name in (EXPAND, EXPAND_SMALL):
-                text = self.render(name, question=blank, points=[blank], index=1, point=blank)
-                sentences += re.split(r"(?<=[.!?:])\s+|\n", text)
-            own = (s for s in sentences if s and blank not in s and len(s.split()) >= 4)
-            self._instructions = list(dict.fromkeys(own))
-        return self._instructions
+            text = self.render(name, question=blank, points=[blank], index=1, point=blank)
+            sentences = re.split(r"(?<=[.!?:])\s+|\n", text)
+            self._instructions[name] = [s for s in sentences if s and blank not in s and len(s.split()) >= 4]
+        return self._instructions[name]
+
+    def _expansion_template(self, small: bool) -> str:
+        # A --prompts directory's expand.j2 is used for small models too, unless it has expand_small.j2.
+        if small and (self.user_file(EXPAND) is None or self.user_file(EXPAND_SMALL) is not None):
+            return EXPAND_SMALL
+        return EXPAND
 
     def expansion(
         self, question: str, points: list[str], index: int, small: bool = False, lead: bool = False
@@ -143,7 +149,7 @@ class Prompts:
         only for servers that accept a conversation ending on the assistant.
         """
         variables = {"question": question, "points": points, "index": index + 1, "point": points[index]}
-        messages = [Message("user", self.render(EXPAND_SMALL if small else EXPAND, **variables))]
+        messages = [Message("user", self.render(self._expansion_template(small), **variables))]
         if lead:
             messages.append(Message("assistant", self.render(EXPAND_LEAD, **variables)))
         return messages

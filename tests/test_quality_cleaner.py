@@ -27,7 +27,20 @@ CASES = [
     ("This is a crucial tip for sleep.", 1, "This is a crucial tip for sleep."),  # all there is
     ("Clear naming", 1, ""),  # another point's title, recited instead of this one written
     ("1. Secure and robust", 1, ""),
-    ("Sleep well.\n* Clear naming matters too\n* More", 1, "Sleep well."),
+    ("Sleep well.\n* Clear naming\n* More", 1, "Sleep well."),  # the outline recited as a list
+    # A list of the point's own, even one whose item starts like another point, stays.
+    (
+        "Eat well:\n- Vegetables\n- Clear naming-style labels\n- Fish",
+        1,
+        "Eat well: - Vegetables - Clear naming-style labels - Fish",
+    ),
+    ("It costs $3.50. Tax is $0.50.", 1, "It costs $3.50. Tax is $0.50."),
+    ("Read the [official docs](https://example.com/docs).", 1, "Read the [official docs](https://example.com/docs)."),
+    (
+        "It is a good idea to eat vegetables daily. Aim for five portions.",
+        1,
+        "It is a good idea to eat vegetables daily. Aim for five portions.",
+    ),
     ("Clear naming helps sleep quality too.", 1, "Clear naming helps sleep quality too."),
     ("The answer is: Rest well. The answer is: Rest well. The answer is: Rest well.", 1, "Rest well."),
     (

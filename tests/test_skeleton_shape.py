@@ -15,7 +15,7 @@ from sot.fake_server import Reply, SeenRequest
 from sot.skeleton import SkeletonParser
 from sot.templates import Prompts
 
-# Distinct topics: titles that differ only by a number are one point repeated.
+# Distinct topics, so that no title reads as a repeat of another.
 TITLES = [
     "Sleep",
     "Diet",

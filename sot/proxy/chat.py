@@ -113,6 +113,8 @@ class ChatAnswer:
                 elif isinstance(event, events.AnswerText):
                     pending.append({"content": event.text})
                 elif isinstance(event, events.AnswerDone):
+                    if not sender.started and any("content" in delta for delta in pending):
+                        self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
                     if pending or not sender.started:
                         await send(*pending)
                     await self._finish(sender, event.answer)

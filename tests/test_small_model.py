@@ -1,0 +1,87 @@
+"""The embedded model's own ways: a second outline when the first repeats itself, and an expansion its
+lead left empty asked for once more, unled. Driven in-process with MockBackend."""
+# mypy: allow-untyped-defs, allow-incomplete-defs
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+import sot
+from sot import constants
+from sot.backends.base import ChatRequest
+from sot.backends.mock import MockBackend
+from sot.errors import ServerError
+from sot.fake_server import sot_script
+
+pytestmark = pytest.mark.anyio
+
+
+def is_skeleton(request: ChatRequest) -> bool:
+    return request.constraint is not None
+
+
+async def test_an_outline_of_repeats_is_asked_for_once_more_and_extended() -> None:
+    outlines = iter(["1. Sleep well\n2. Sleep well\n3. Sleep well.\n", "1. Sleep well\n2. Eat greens\n3. Walk daily\n"])
+
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        yield next(outlines) if is_skeleton(request) else "Some text."
+
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot", temperature=0).ask("How do I stay healthy?")
+    skeletons = [r for r in backend.requests if is_skeleton(r)]
+    assert answer.mode == "sot" and answer.points == ["Sleep well", "Eat greens", "Walk daily"]
+    assert [r.temperature for r in skeletons] == [0, constants.SECOND_LOOK_TEMPERATURE]
+    assert skeletons[1].seed == constants.SECOND_LOOK_SEED
+    assert len([c for c in answer.calls if c.purpose == "skeleton"]) == 2
+
+
+async def test_an_outline_of_two_points_on_purpose_is_not_asked_again() -> None:
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        yield "1. Pros\n2. Cons\n" if is_skeleton(request) else "Some text."
+
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot").ask("Pros and cons of tea?")
+    assert answer.points == ["Pros", "Cons"]
+    assert len([r for r in backend.requests if is_skeleton(r)]) == 1
+
+
+@pytest.mark.parametrize("unled", ["Greens feed you.", "", "error"])
+async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: str) -> None:
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if is_skeleton(request):
+            yield "1. Sleep well\n2. Eat greens\n3. Walk daily\n"
+        elif request.messages[-1].role == "assistant":  # led: "2. Eat greens:"
+            yield "Sleep more." if request.messages[-1].content.startswith("1.") else ""
+        elif unled == "error":
+            raise ServerError("the server failed", status_code=500)
+        else:
+            yield unled
+
+    backend = MockBackend(handler)
+    client = sot.Client(backend=backend, mode="sot", small_model=True, max_retries=0)
+    answer = await client.ask("How do I stay healthy?")
+    # The unled answer where there is one; else the title, as before: the second try never fails the answer.
+    expected = "Greens feed you." if unled == "Greens feed you." else ""
+    assert answer.expansions[0] == "Sleep more." and answer.failed_points == []
+    assert answer.expansions[1] == (expected or "Eat greens")
+    assert answer.text.splitlines()[1] == ("2. Eat greens: Greens feed you." if expected else "2. Eat greens")
+    unled_calls = [r for r in backend.requests if not is_skeleton(r) and r.messages[-1].role != "assistant"]
+    assert len(unled_calls) == 2  # points 2 and 3 were empty when led
+
+
+async def test_the_small_model_prompts_reach_a_real_server_and_its_answer_reads_right(fake) -> None:
+    # Over HTTP, as the embedded server is driven: each expansion names its own point only and
+    # leads with "N. Title:", which the server's reply (here, as llama.cpp's does) continues.
+    server = fake(sot_script(["Sleep well", "Eat greens", "Walk daily"]))
+    async with sot.Client(base_url=server.url, model="m", mode="sot", small_model=True, pipeline=False) as client:
+        answer = await client.ask("How do I stay healthy?")
+    expands = server.of_kind("expand")
+    assert sorted(r.point or 0 for r in expands) == [1, 2, 3]
+    for request in expands:
+        prompt = request.prompt
+        others = {"Sleep well", "Eat greens", "Walk daily"} - {request.title}
+        assert f"The point to write: {request.title}" in prompt and not any(o in prompt for o in others)
+        assert request.body["messages"][-1] == {"role": "assistant", "content": f"{request.point}. {request.title}:"}
+    assert answer.text.splitlines()[1] == "2. Eat greens: Details on Eat greens for point 2."
