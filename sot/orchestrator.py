@@ -15,7 +15,7 @@ final or the outline complete, and every view reads the text it commits.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -377,8 +377,7 @@ class Orchestrator:
         run: _Run,
         points: list[str],
         index: int,
-        caller: Caller,
-        on_delta: Callable[[str], None],
+        call: Callable[[bool], Awaitable[CallOutcome]],
         on_restart: Callable[[int], None],
         led: CallOutcome,
     ) -> str:
@@ -388,7 +387,7 @@ class Orchestrator:
         run.records.append(led.record)
         on_restart(led.record.attempts + 1)
         try:
-            unled = await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead=False)
+            unled = await call(False)
         except SotError as exc:
             log.info("point %d: the try without the lead failed (%s); showing its title", index + 1, exc)
             return ""
@@ -422,15 +421,18 @@ class Orchestrator:
         def on_restart(attempt: int) -> None:
             emit(events.ExpansionRestarted(index, attempt))
 
+        async def call(lead: bool) -> CallOutcome:
+            return await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead=lead)
+
         async with limiter:
             emit(events.ExpansionStarted(index))
             start_s = caller.now()
             try:
-                outcome = await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead=small)
+                outcome = await call(small)
                 text = self._tidy(outcome.text, points, index)
                 record: CallRecord | None = outcome.record
                 if not text and small:
-                    text = await self._unled(run, points, index, caller, on_delta, on_restart, outcome)
+                    text = await self._unled(run, points, index, call, on_restart, outcome)
                     record = None  # _unled keeps the records of both calls
             except SotError as exc:
                 title = points[index]
