@@ -320,7 +320,11 @@ class OpenAICompatBackend:
         self._http = httpx.AsyncClient(
             verify=verify,
             timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=constants.POOL_KEEPALIVE),
+            limits=httpx.Limits(
+                max_connections=max_connections,
+                max_keepalive_connections=constants.POOL_KEEPALIVE,
+                keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
+            ),
             headers=headers,
             auth=auth,
             follow_redirects=False,

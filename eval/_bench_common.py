@@ -20,6 +20,7 @@ import anyio
 
 import sot
 from sot.backends.base import Backend, ChatRequest
+from sot.errors import ProtocolError
 from sot.templates import Message
 
 HERE = Path(__file__).resolve().parent
@@ -59,11 +60,20 @@ async def throughput(backend: Backend, streams: int, tokens: int = 128) -> float
     counts: list[int] = []
 
     async def one() -> None:
-        n = 0
-        async for chunk in backend.stream_chat(request):
-            if chunk.usage is not None:
-                n = chunk.usage.completion_tokens
-        counts.append(n)
+        # Raw backend calls have no retry loop; llama.cpp's server now and then drops one of many
+        # concurrent connections before answering, which would sink the whole figure. Once more.
+        for attempt in (1, 2):
+            n = 0
+            try:
+                async for chunk in backend.stream_chat(request):
+                    if chunk.usage is not None:
+                        n = chunk.usage.completion_tokens
+            except ProtocolError:
+                if attempt == 2:
+                    raise
+                continue
+            counts.append(n)
+            return
 
     start = time.perf_counter()
     async with anyio.create_task_group() as tg:

@@ -54,6 +54,10 @@ POOL_MAX_CONNECTIONS: Final = 64
 # A chat backend keeps open as many connections as it may use: the proxy runs dozens of streams at
 # once, and a connection closed when its stream ends is a new TCP handshake for the next request.
 POOL_KEEPALIVE: Final = POOL_MAX_CONNECTIONS
+# An idle connection is let go before the server would close it: uvicorn, llama.cpp's server and Node
+# close after 5 s idle, httpx's own default is 5 s too, and a request sent on a connection the server
+# is closing that instant fails ("server disconnected without sending a response").
+POOL_KEEPALIVE_EXPIRY_S: Final = 4.0
 
 # Environment
 ENV_BASE_URL: Final = "SOT_BASE_URL"

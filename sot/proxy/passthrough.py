@@ -50,7 +50,11 @@ class Forwarder:
         self._turn = itertools.count()
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=constants.POOL_KEEPALIVE),
+            limits=httpx.Limits(
+                max_connections=max_connections,
+                max_keepalive_connections=constants.POOL_KEEPALIVE,
+                keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
+            ),
         )
 
     def headers(self, incoming: Mapping[str, str]) -> dict[str, str]:
