@@ -144,14 +144,13 @@ def _mistral(body: dict[str, Any]) -> Reply | None:
             detail.append(_extra(["body", name], value))
     if not detail:
         return None
-    error_body = {
-        "object": "error",
-        "message": {"detail": detail},
-        "type": "invalid_request_error",
-        "param": None,
-        "code": None,
-    }
-    return Reply(status=422, error_body=error_body)
+    return _object_error(422, {"detail": detail}, "invalid_request_error", None)
+
+
+def _object_error(status: int, message: Any, kind: str, code: Any) -> Reply:
+    """The error envelope Mistral and SGLang send: an ``"object": "error"`` at the top level."""
+    body = {"object": "error", "message": message, "type": kind, "param": None, "code": code}
+    return Reply(status=status, error_body=body)
 
 
 def _extra(loc: list[str], value: Any) -> dict[str, Any]:
@@ -376,16 +375,7 @@ def _gemini_bad_model(model: str) -> Reply:
 
 
 def _mistral_bad_model(model: str) -> Reply:
-    return Reply(
-        status=400,
-        error_body={
-            "object": "error",
-            "message": f"Invalid model: {model}",
-            "type": "invalid_model",
-            "param": None,
-            "code": "1500",
-        },
-    )
+    return _object_error(400, f"Invalid model: {model}", "invalid_model", "1500")
 
 
 def _profiles() -> Iterator[Profile]:
@@ -469,16 +459,7 @@ def _profiles() -> Iterator[Profile]:
         "http://localhost:30000/v1",
         reasoning="reasoning_content",
         reasoning_off=_thinking_off,
-        unknown_model=lambda m: Reply(
-            status=400,
-            error_body={
-                "object": "error",
-                "message": f"Model {m} not found",
-                "type": "BadRequestError",
-                "param": None,
-                "code": 400,
-            },
-        ),
+        unknown_model=lambda m: _object_error(400, f"Model {m} not found", "BadRequestError", 400),
     )
     yield Profile(
         "llama.cpp",

@@ -285,8 +285,8 @@ def _fragment(title: str) -> bool:
     return words[0] in _SUBORDINATORS and len(words) <= 3 and words[-1] in _PRONOUNS | DANGLING_WORDS
 
 
-# Words that say nothing of a point's topic, beyond those no phrase ends on.
-_NON_TOPIC = frozenset(["it", "they", "you", "we", "i", "there", "do", "does", "have", "has"])
+# Words that say nothing of a point's topic: those no phrase ends on, pronouns, auxiliaries.
+_NON_TOPIC = DANGLING_WORDS | _PRONOUNS | {"do", "does", "have", "has"}
 _TOPIC_WORDS = re.compile(r"[^\W_]+")
 
 
@@ -298,41 +298,14 @@ def _bag(text: str) -> frozenset[str]:
     for i, word in enumerate(_TOPIC_WORDS.findall(text)):
         if word[0].isdigit() or (len(word) == 1 and i > 0 and word.isupper()):
             topic.add(word)
-        elif len(word) > 1 and word.casefold() not in DANGLING_WORDS | _NON_TOPIC:
+        elif len(word) > 1 and word.casefold() not in _NON_TOPIC:
             topic.add(word.casefold()[:5])
     return frozenset(topic)
 
 
-# Short words a title may end on; any other of one or two lowercase letters is a word torn off
-# ("Take regular breaks to re"), as is a quote left open ('Set aside a "').
-_SHORT_WORDS = frozenset(
-    [
-        "of",
-        "to",
-        "in",
-        "it",
-        "is",
-        "be",
-        "as",
-        "at",
-        "so",
-        "we",
-        "he",
-        "by",
-        "or",
-        "on",
-        "do",
-        "if",
-        "me",
-        "my",
-        "up",
-        "an",
-        "go",
-        "no",
-        "us",
-        "am",
-    ]
-)
+# Two-letter words that follow "to" in a whole title ("Learn to do", "Listen to me"); any other
+# ("Take regular breaks to re") is a word the line tore off.
+_AFTER_TO = frozenset(["be", "do", "go", "it", "me", "us", "up", "an"])
 
 
 # "X was primarily caused", "Y is driven": a passive verb with no agent leaves the title unfinished;
@@ -358,7 +331,7 @@ def _torn_word(text: str) -> str:
         # "Arrive at the interviewer’": a contraction cut (a quoted 'no' closes its own quote)
         or (len(words) > 1 and last[-1:] in "’'" and text.count(last[-1]) % 2 == 1)
     )
-    if torn and last not in _SHORT_WORDS:
+    if torn and last not in _AFTER_TO:
         text = " ".join(words[:-1])
     passive = _OPEN_PASSIVE.search(text)
     if passive and len(_words(text[: passive.start()])) >= 2:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
@@ -134,8 +135,13 @@ class Prompts:
         return self._instructions[name]
 
     def _expansion_template(self, small: bool) -> str:
-        # A --prompts directory's expand.j2 is used for small models too, unless it has expand_small.j2.
-        if small and (self.user_file(EXPAND) is None or self.user_file(EXPAND_SMALL) is not None):
+        return self._small_template if small else EXPAND
+
+    @cached_property
+    def _small_template(self) -> str:
+        """Decided once, not with a file check per point: a --prompts directory's expand.j2 is used for
+        small models too, unless it has an expand_small.j2."""
+        if self.user_file(EXPAND) is None or self.user_file(EXPAND_SMALL) is not None:
             return EXPAND_SMALL
         return EXPAND
 
