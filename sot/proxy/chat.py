@@ -92,6 +92,8 @@ class ChatAnswer:
         async def send(*deltas: dict[str, Any]) -> None:
             # The status line goes out with the first text (one write: role chunk and text together).
             payloads = []
+            if not sender.started and any("content" in delta for delta in deltas):
+                self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
             if not sender.started:
                 await sender.start_events(answer_headers(mode, reason, points, self.request_id))
                 payloads.append(chunk(self.request_id, self.created, model, {"role": "assistant", "content": ""}))
@@ -113,15 +115,11 @@ class ChatAnswer:
                 elif isinstance(event, events.AnswerText):
                     pending.append({"content": event.text})
                 elif isinstance(event, events.AnswerDone):
-                    if not sender.started and any("content" in delta for delta in pending):
-                        self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
                     if pending or not sender.started:
                         await send(*pending)
                     await self._finish(sender, event.answer)
                     return
                 if pending and not answer_events.buffered:
-                    if not sender.started and any("content" in delta for delta in pending):
-                        self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
                     await send(*pending)
                     pending.clear()
 
