@@ -50,10 +50,35 @@ _PROMPT_LINE = re.compile(
 )
 # A line that starts another point ("\n3. Next title: ...", "\n* Next title"): the model writing on past its own.
 _NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
+# The same within a line ("... values: 3. Prepare for the interview: 4. Practice ..."): a numbered
+# title and its colon. A list of the point's own starts at 1, and stays.
+_INLINE_POINT = re.compile(r"(?<=\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
+_OWN_LIST = re.compile(r"(?:^|(?<=\s))1[.)]\s")
+_CLAUSE_END = re.compile(r"[.!?](?=\s)|,")
 
 
 def _words_of(sentence: str) -> str:
     return " ".join(_WORDS.findall(sentence.casefold()))
+
+
+def _unloop(text: str) -> str:
+    """A small model's loop inside a sentence ("... external forces such as external forces such as
+    ..."): the text before a run of four words came round again (it comes three times or more),
+    ended at its last sentence or clause. Unchanged where no whole clause comes before a repeat."""
+    words = [(m.group().casefold(), m.start()) for m in _WORDS.finditer(text)]
+    grams: dict[tuple[str, ...], list[int]] = {}
+    for i in range(len(words) - 3):
+        grams.setdefault(tuple(w for w, _ in words[i : i + 4]), []).append(words[i][1])
+    loops = [starts for starts in grams.values() if len(starts) >= 3]
+    for cut in sorted({start for starts in loops for start in starts[1:]}):
+        head = text[:cut]
+        ends = list(_CLAUSE_END.finditer(head + " "))
+        sentences = [m for m in ends if m.group() != ","]
+        if sentences:
+            return head[: sentences[-1].end()]
+        if ends:
+            return head[: ends[-1].start()] + "."
+    return text
 
 
 def _echoes(sentence: str, instructions: list[str]) -> bool:
@@ -111,6 +136,10 @@ def tidy_expansion(
         if any(re.match(rf"{re.escape(t)}\b", line) if numbered else line.rstrip(".:;") == t for t in others):
             text = text[: match.start()]
             break
+    inline = next((m for m in _INLINE_POINT.finditer(text) if int(m.group(1)) >= 2), None)
+    if inline is not None and not _OWN_LIST.search(text[: inline.start()]):
+        text = text[: inline.start()]
+    text = _unloop(text)
     text = _BRACKETED.sub(unwrap, text)
     if "[" in text and "]" not in text[text.rfind("[") :]:
         text = text[: text.rfind("[")]  # a delimiter opened and never closed: the model talking about its task

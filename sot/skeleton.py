@@ -113,6 +113,10 @@ DANGLING_WORDS = frozenset(
         "also",
         "using",
         "even",
+        "because",
+        "although",
+        "unless",
+        "whereas",
     ]
 )
 # Where a long point may end: before a connective, a clause or a preposition that adds detail.
@@ -303,6 +307,61 @@ def _bag(text: str) -> frozenset[str]:
     return frozenset(topic)
 
 
+# Verbs and adjectives that open advice titles without naming a topic ("Use a planner", "Key
+# factors"), as `_bag` keeps them: they do not tell two points apart.
+_GENERIC = frozenset(
+    word[:5]
+    for word in [
+        "use",
+        "make",
+        "get",
+        "keep",
+        "take",
+        "set",
+        "try",
+        "stay",
+        "find",
+        "create",
+        "build",
+        "start",
+        "stop",
+        "avoid",
+        "choose",
+        "consider",
+        "focus",
+        "improve",
+        "develop",
+        "maintain",
+        "increase",
+        "reduce",
+        "limit",
+        "seek",
+        "give",
+        "establish",
+        "follow",
+        "prioritize",
+        "ensure",
+        "way",
+        "ways",
+        "tip",
+        "tips",
+        "thing",
+        "things",
+        "important",
+        "good",
+        "better",
+        "best",
+        "new",
+        "other",
+        "another",
+        "different",
+        "various",
+        "key",
+        "main",
+    ]
+)
+
+
 # Two-letter words that follow "to" in a whole title ("Learn to do", "Listen to me"); any other
 # ("Take regular breaks to re") is a word the line tore off.
 _AFTER_TO = frozenset(["be", "do", "go", "it", "me", "us", "up", "an"])
@@ -376,8 +435,10 @@ class SkeletonParser:
         max_points: int | None = None,
         max_point_chars: int | None = None,
         shape: SkeletonShape | None = None,
+        question: str = "",
     ) -> None:
         shape = shape or SkeletonShape()
+        self._common = _bag(question) | _GENERIC  # words that do not tell points apart
         self.max_points = max_points or shape.max_points
         self.max_point_chars = max_point_chars or shape.point_chars
         self.max_words = shape.point_words + 2  # a few words asked; a little more still reads as a title
@@ -499,12 +560,23 @@ class SkeletonParser:
         return added
 
     def _repeats(self, bag: frozenset[str]) -> bool:
-        """Same topic words as a kept point ("Liquorization" / "Liquorizing"), or all of one's inside
-        the other's, 2 words or more ("Sleep schedule" / "Keep a regular sleep schedule"). Points
-        that share most words but differ in one ("Short-term goals" / "Long-term goals") stay."""
-        return any(
-            bag == kept or (min(len(bag), len(kept)) >= 2 and (bag <= kept or kept <= bag)) for kept in self._bags
-        )
+        """A kept point's topic again. Compared without the question's words, which every point
+        shares, and without generic verbs: the same words ("Liquorization" / "Liquorizing"), all of
+        one's inside the other's ("Storage" / "Storage capacity and options", "Podcasts" / "Language
+        learning podcasts" on learning a language), or three words or more shared and at most one
+        apart. Points that differ in a word of two or three ("Short-term goals" / "Long-term goals",
+        "Support local businesses" / "Support local charities") stay."""
+        topic = bag - self._common
+        for kept in self._bags:
+            if bag == kept:
+                return True
+            other = kept - self._common
+            if not topic or not other:
+                continue
+            shared = len(topic & other)
+            if topic <= other or other <= topic or (shared >= 3 and 3 * shared >= 2 * min(len(topic), len(other))):
+                return True
+        return False
 
 
 def parse_skeleton(
@@ -513,9 +585,11 @@ def parse_skeleton(
     max_points: int | None = None,
     max_point_chars: int | None = None,
     shape: SkeletonShape | None = None,
+    question: str = "",
 ) -> list[str]:
-    """Return the points of a skeleton, in order, without numbering or markdown."""
-    parser = SkeletonParser(max_points=max_points, max_point_chars=max_point_chars, shape=shape)
+    """Return the points of a skeleton, in order, without numbering or markdown (`question`: the
+    one it answers, whose words do not tell two points apart)."""
+    parser = SkeletonParser(max_points=max_points, max_point_chars=max_point_chars, shape=shape, question=question)
     parser.feed(text)
     parser.finish()
     return parser.points

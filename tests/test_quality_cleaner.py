@@ -79,6 +79,26 @@ CASES = [
     ("Apps help. [Digital tools] can assist.", 2, "Apps help. Digital tools can assist."),
     ("See the notes [3] and x[i] in the loop.", 2, "See the notes [3] and x[i] in the loop."),
     ("Sleep 8 hours: it matters.", 1, "Sleep 8 hours: it matters."),
+    # Seen in outside check F: other titles recited within the line, and a phrase looping to the cap.
+    (
+        "Know the mission and values: 3. Prepare for the interview: 4. Practice your answers: 5. Prepare for the",
+        0,
+        "",
+    ),
+    ("Know the mission. It matters: 3. Prepare for the interview: 4. Practice", 0, "Know the mission."),
+    ("Three steps: 1. Mix: stir well. 2. Bake: one hour.", 0, "Three steps: 1. Mix: stir well. 2. Bake: one hour."),
+    (
+        "Rome fell to outside factors, including external forces such as the Huns, which included external"
+        " forces such as external forces such as external forces such",
+        0,
+        "Rome fell to outside factors, including external forces such as the Huns.",
+    ),
+    (
+        "Rome was old. It fell to external forces such as the Huns and external forces such as the Goths and"
+        " external forces such as",
+        0,
+        "Rome was old.",
+    ),
 ]
 
 

@@ -103,6 +103,11 @@ CASES = [
     ("1. Distance\n2. 2. Social ties matter\n3. 3.\n4. Free time", ["Distance", "Social ties matter", "Free time"]),
     # Near-repeats are one point.
     ("1. Quantum computing\n2. Quantum Computing basics\n3. Qubits", ["Quantum computing", "Qubits"]),
+    # A clause opened and never finished is no title (outside check F).
+    (
+        "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
+        ["Light scatters", "Rain falls because clouds cool"],
+    ),
 ]
 
 
@@ -188,3 +193,54 @@ def test_titles_that_larger_models_write_come_through_as_written() -> None:
     for start in range(0, len(LEGITIMATE), 10):
         batch = LEGITIMATE[start : start + 10]
         assert parse_skeleton("".join(f"{i}. {t}\n" for i, t in enumerate(batch, 1))) == batch
+
+
+# (question, outline, points kept): one topic written twice is one point; the question's own words
+# and generic verbs do not make two points one.
+TOPICS = [
+    (
+        "What should I look for in a laptop for college?",
+        ["Battery life", "Processor", "Storage", "Processor and battery", "Storage capacity and options (HDD, SSD)"],
+        ["Battery life", "Processor", "Storage"],
+    ),
+    (
+        "How can I learn a new language quickly?",
+        ["Language learning apps", "Language learning podcasts", "Podcasts", "Language exchange"],
+        ["Language learning apps", "Language learning podcasts", "Language exchange"],
+    ),
+    (
+        "How can I live more sustainably?",
+        ["Support local businesses", "Support local charities", "Use a planner", "Use public transport"],
+        ["Support local businesses", "Support local charities", "Use a planner", "Use public transport"],
+    ),
+    (
+        "How do I prepare for a job interview?",
+        ["Practice answers to common interview questions", "Practice answers to common behavioral questions"],
+        ["Practice answers to common interview questions"],
+    ),
+    (
+        "What are the phases of a project?",
+        [
+            "Phase 1",
+            "Phase 2",
+            "Short-term goals",
+            "Long-term goals",
+            "Public key encryption",
+            "Private key encryption",
+        ],
+        [
+            "Phase 1",
+            "Phase 2",
+            "Short-term goals",
+            "Long-term goals",
+            "Public key encryption",
+            "Private key encryption",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "outline", "expected"), TOPICS)
+def test_a_topic_written_twice_is_one_point(question: str, outline: list[str], expected: list[str]) -> None:
+    text = "".join(f"{i}. {t}\n" for i, t in enumerate(outline, 1))
+    assert parse_skeleton(text, question=question) == expected
