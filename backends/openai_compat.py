@@ -42,6 +42,7 @@ from . import _sse
 from ._chunks import ErrorBody, StreamChunk, error_body, parse_chunk, parse_completion
 from ._httpx import httpx
 from ._negotiate import Negotiator
+from ._pool import pooled_transport
 from ._probe import ProbeFailed, get_json
 from ._reasoning import ChunkFilter
 from ._redact import redact
@@ -318,13 +319,8 @@ class OpenAICompatBackend:
         # (tens of ms at start-up) with a context that would verify, and so refuse, anything all the same.
         verify: ssl.SSLContext | bool = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if url.scheme == "http" else True
         self._http = httpx.AsyncClient(
-            verify=verify,
+            transport=pooled_transport(max_connections, verify),
             timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
-            limits=httpx.Limits(
-                max_connections=max_connections,
-                max_keepalive_connections=constants.POOL_KEEPALIVE,
-                keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
-            ),
             headers=headers,
             auth=auth,
             follow_redirects=False,

@@ -53,7 +53,9 @@ RETRYABLE_STATUS: Final = frozenset({408, 409, 429, 500, 502, 503, 504})
 POOL_MAX_CONNECTIONS: Final = 64
 # A chat backend keeps open as many connections as it may use: the proxy runs dozens of streams at
 # once, and a connection closed when its stream ends is a new TCP handshake for the next request.
-POOL_KEEPALIVE: Final = POOL_MAX_CONNECTIONS
+# They are held in pools of this many (backends/_pool.py: httpcore's bookkeeping grows with a pool).
+POOL_SHARD_CONNECTIONS: Final = 8
+POOL_SHARDS: Final = 16  # a larger limit makes the pools larger, not more of them
 # An idle connection is let go before the server would close it: uvicorn, llama.cpp's server and Node
 # close after 5 s idle, httpx's own default is 5 s too, and a request sent on a connection the server
 # is closing that instant fails ("server disconnected without sending a response").

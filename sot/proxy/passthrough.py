@@ -15,6 +15,7 @@ import anyio
 import httpx
 
 from .. import constants
+from ..backends._pool import pooled_transport
 from .asgi import Sender
 
 log = logging.getLogger("sot.proxy")
@@ -49,12 +50,8 @@ class Forwarder:
         self._forward_client_auth = forward_client_auth
         self._turn = itertools.count()
         self._http = httpx.AsyncClient(
+            transport=pooled_transport(max_connections),
             timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
-            limits=httpx.Limits(
-                max_connections=max_connections,
-                max_keepalive_connections=constants.POOL_KEEPALIVE,
-                keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
-            ),
         )
 
     def headers(self, incoming: Mapping[str, str]) -> dict[str, str]:
