@@ -54,7 +54,7 @@ _NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
 # title and its colon. A list of the point's own starts at 1, and stays.
 _INLINE_POINT = re.compile(r"(?<=\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
 _OWN_LIST = re.compile(r"(?:^|(?<=\s))1[.)]\s")
-_CLAUSE_END = re.compile(r"[.!?](?=\s)|,")
+_CLAUSE_END = re.compile(r"[.!?:](?=\s)|,")
 
 
 def _words_of(sentence: str) -> str:
@@ -64,7 +64,8 @@ def _words_of(sentence: str) -> str:
 def _unloop(text: str) -> str:
     """A small model's loop inside a sentence ("... external forces such as external forces such as
     ..."): the text before a run of four words came round again (it comes three times or more),
-    ended at its last sentence or clause. Unchanged where no whole clause comes before a repeat."""
+    ended at its last sentence, else its last clause or lead-in. Unchanged where none of those
+    comes before a repeat."""
     words = [(m.group().casefold(), m.start()) for m in _WORDS.finditer(text)]
     grams: dict[tuple[str, ...], list[int]] = {}
     for i in range(len(words) - 3):
@@ -73,11 +74,11 @@ def _unloop(text: str) -> str:
     for cut in sorted({start for starts in loops for start in starts[1:]}):
         head = text[:cut]
         ends = list(_CLAUSE_END.finditer(head + " "))
-        sentences = [m for m in ends if m.group() != ","]
+        sentences = [m for m in ends if m.group() in ".!?"]
         if sentences:
             return head[: sentences[-1].end()]
-        if ends:
-            return head[: ends[-1].start()] + "."
+        if ends:  # a clause: ", ..." ends the sentence there; "Title:" is a lead-in, dropped after
+            return head[: ends[-1].start()] + ("." if ends[-1].group() == "," else ":")
     return text
 
 

@@ -210,11 +210,14 @@ class Orchestrator:
         answer.timings.first_content_s = outcome.record.first_token_s
         return answer
 
+    def _parser(self, question: str) -> SkeletonParser:
+        return SkeletonParser(shape=self.shape, question=question, strict=bool(self.options.small_model))
+
     async def _sot(
         self, question: str, caller: Caller, emit: Emit, draft: Draft, reason: str, history: tuple[Message, ...]
     ) -> Answer:
         opts = self.options
-        parser = SkeletonParser(shape=self.shape, question=question)
+        parser = self._parser(question)
         run = _Run(question, parser, draft, history)
         limiter = anyio.CapacityLimiter(opts.max_parallel)
         emit(events.ModeChosen("sot", reason))
@@ -244,7 +247,7 @@ class Orchestrator:
             def on_skeleton_restart(attempt: int) -> None:
                 # Points already kept stay (their expansions may be running); the new stream is
                 # parsed afresh and continues the outline after them (see take_new_points).
-                run.parser = SkeletonParser(shape=self.shape, question=run.question)
+                run.parser = self._parser(run.question)
                 emit(events.SkeletonRestarted(attempt))
 
             request = ChatRequest(
@@ -325,7 +328,7 @@ class Orchestrator:
         log.info("the skeleton had %d usable point(s) in %d lines; asking once more", len(run.points), run.parser.items)
 
         def fresh(attempt: int = 0) -> None:
-            run.parser = SkeletonParser(shape=self.shape, question=run.question)
+            run.parser = self._parser(run.question)
             run.parser.keep(run.points)
             emit(events.SkeletonRestarted(attempt))
 

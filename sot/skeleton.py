@@ -117,6 +117,11 @@ DANGLING_WORDS = frozenset(
         "although",
         "unless",
         "whereas",
+        "just",
+        "what",
+        "how",
+        "why",
+        "whether",
     ]
 )
 # Where a long point may end: before a connective, a clause or a preposition that adds detail.
@@ -269,9 +274,15 @@ _OPEN_ADJECTIVE = re.compile(
 )
 
 
+# "The answer is not only", "This answer is not just a simple one": the model talking about its task.
+_ABOUT_THE_TASK = re.compile(r"^(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)\b", re.IGNORECASE)
+# "The main difference between an IRA": a comparison with one side.
+_ONE_SIDED = re.compile(r"\bbetween\b(?!.*(?:\band\b|&|\bvs\b|/))", re.IGNORECASE)
+
+
 def _fragment(title: str) -> bool:
     """Half a sentence rather than a title."""
-    if _OPEN_SUPERLATIVE.match(title):
+    if _OPEN_SUPERLATIVE.match(title) or _ABOUT_THE_TASK.match(title) or _ONE_SIDED.search(title):
         return True
     raw = [w.strip(".,;:!?’'\"") for w in _words(title)]
     if len(raw) > 1 and len(raw[-1]) == 1 and raw[-1].isupper():
@@ -280,7 +291,9 @@ def _fragment(title: str) -> bool:
     if not words:
         return True
     if len(words) == 1:
-        return words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or words[0] in _PRONOUNS
+        # "It’s": what is left of "It’s like what" once its open end is gone.
+        subject = re.split(r"['’]", words[0])[0]
+        return words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
     if len(words) == 2 and words[-1] in DANGLING_WORDS:
         return True  # "The most", "Keep your"
     if _OPEN_ADJECTIVE.match(" ".join(words)):
@@ -292,19 +305,26 @@ def _fragment(title: str) -> bool:
 # Words that say nothing of a point's topic: those no phrase ends on, pronouns, auxiliaries.
 _NON_TOPIC = DANGLING_WORDS | _PRONOUNS | {"do", "does", "have", "has"}
 _TOPIC_WORDS = re.compile(r"[^\W_]+")
+# Words with their hyphens: "AI-powered diagnostics" and "AI-powered chatbots" open on two words each.
+_COMPOUNDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+
+
+def _stems(text: str, words: re.Pattern[str] = _TOPIC_WORDS) -> list[str]:
+    """`text`'s topic `words` in order, cut as `_bag` cuts them."""
+    stems = []
+    for i, word in enumerate(words.findall(text)):
+        if word[0].isdigit() or (len(word) == 1 and i > 0 and word.isupper()):
+            stems.append(word)
+        elif len(word) > 1 and word.casefold() not in _NON_TOPIC:
+            stems.append(word.casefold()[:5])
+    return stems
 
 
 def _bag(text: str) -> frozenset[str]:
     """A point's topic words, each cut to its first five letters: "cultural" and "culture",
     "Liquorization" and "Liquorizing" are the same word here. Numbers and lone capitals count:
     "Phase 1" and "Phase 2", "Vitamin A" and "Vitamin C" are two points each."""
-    topic: set[str] = set()
-    for i, word in enumerate(_TOPIC_WORDS.findall(text)):
-        if word[0].isdigit() or (len(word) == 1 and i > 0 and word.isupper()):
-            topic.add(word)
-        elif len(word) > 1 and word.casefold() not in _NON_TOPIC:
-            topic.add(word.casefold()[:5])
-    return frozenset(topic)
+    return frozenset(_stems(text))
 
 
 # Verbs and adjectives that open advice titles without naming a topic ("Use a planner", "Key
@@ -436,9 +456,15 @@ class SkeletonParser:
         max_point_chars: int | None = None,
         shape: SkeletonShape | None = None,
         question: str = "",
+        strict: bool = False,
     ) -> None:
         shape = shape or SkeletonShape()
         self._common = _bag(question) | _GENERIC  # words that do not tell points apart
+        # A small model's outline: points that open on the same two topic words ("Buy local and
+        # support ..." / "Buy locally sourced") are one topic. A larger model's "Language learning
+        # apps" / "Language learning podcasts" are two, so this is for small models only.
+        self._strict = strict
+        self._openings: set[tuple[str, ...]] = set()
         self.max_points = max_points or shape.max_points
         self.max_point_chars = max_point_chars or shape.point_chars
         self.max_words = shape.point_words + 2  # a few words asked; a little more still reads as a title
@@ -459,9 +485,7 @@ class SkeletonParser:
         """Points an earlier outline gave: this one's repeats of them are dropped, and they count
         toward ``max_points``."""
         for point in points:
-            self._seen.add(_key(point))
-            self._bags.append(_bag(point))
-            self.points.append(point)
+            self._remember(point)
 
     @property
     def full(self) -> bool:
@@ -550,22 +574,35 @@ class SkeletonParser:
                 continue  # "The most", "If they", "Use": the start of a sentence the line never finished
             if not any(len(w) >= 2 for w in letters) or (len(letters) >= 3 and not any(len(w) >= 3 for w in letters)):
                 continue  # no title: a number, a symbol, or a run of letters ("B", "D, E, F, G")
-            bag = _bag(point)
-            if not key or key in self._seen or self.full or self._repeats(bag):
+            if not key or key in self._seen or self.full or self._repeats(point):
                 continue
-            self._seen.add(key)
-            self._bags.append(bag)
-            self.points.append(point)
+            self._remember(point)
             added.append(point)
         return added
 
-    def _repeats(self, bag: frozenset[str]) -> bool:
+    def _remember(self, point: str) -> None:
+        self._seen.add(_key(point))
+        self._bags.append(_bag(point))
+        self._openings.add(self._opening(point))
+        self.points.append(point)
+
+    def _opening(self, point: str) -> tuple[str, ...]:
+        """The first two topic words, where strict and there are two (else nothing to compare)."""
+        stems = _stems(point, _COMPOUNDS) if self._strict else []
+        opening = tuple([stem for stem in stems if stem not in self._common][:2])
+        return opening if len(opening) == 2 else ()
+
+    def _repeats(self, point: str) -> bool:
         """A kept point's topic again. Compared without the question's words, which every point
         shares, and without generic verbs: the same words ("Liquorization" / "Liquorizing"), all of
         one's inside the other's ("Storage" / "Storage capacity and options", "Podcasts" / "Language
         learning podcasts" on learning a language), or three words or more shared and at most one
         apart. Points that differ in a word of two or three ("Short-term goals" / "Long-term goals",
-        "Support local businesses" / "Support local charities") stay."""
+        "Support local businesses" / "Support local charities") stay, unless strict."""
+        opening = self._opening(point)
+        if opening and opening in self._openings:
+            return True
+        bag = _bag(point)
         topic = bag - self._common
         for kept in self._bags:
             if bag == kept:
@@ -586,10 +623,13 @@ def parse_skeleton(
     max_point_chars: int | None = None,
     shape: SkeletonShape | None = None,
     question: str = "",
+    strict: bool = False,
 ) -> list[str]:
     """Return the points of a skeleton, in order, without numbering or markdown (`question`: the
-    one it answers, whose words do not tell two points apart)."""
-    parser = SkeletonParser(max_points=max_points, max_point_chars=max_point_chars, shape=shape, question=question)
+    one it answers, whose words do not tell two points apart; `strict`: a small model's outline)."""
+    parser = SkeletonParser(
+        max_points=max_points, max_point_chars=max_point_chars, shape=shape, question=question, strict=strict
+    )
     parser.feed(text)
     parser.finish()
     return parser.points

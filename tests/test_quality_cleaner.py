@@ -99,6 +99,8 @@ CASES = [
         0,
         "Rome was old.",
     ),
+    # Outside check G: a title-like lead-in looping to the cap leaves nothing.
+    ("The answer is notonly: The answer is notonly: The answer is notonly: The answer is not", 0, ""),
 ]
 
 

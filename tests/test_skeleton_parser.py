@@ -103,6 +103,12 @@ CASES = [
     ("1. Distance\n2. 2. Social ties matter\n3. 3.\n4. Free time", ["Distance", "Social ties matter", "Free time"]),
     # Near-repeats are one point.
     ("1. Quantum computing\n2. Quantum Computing basics\n3. Qubits", ["Quantum computing", "Qubits"]),
+    # Talk about the answer, a comparison with one side, an open end (outside check G).
+    (
+        "1. The answer is not only\n2. This answer is not just a simple one\n3. The main difference between an ira"
+        "\n4. Differences between Roth and traditional\n5. It’s like what\n6. Tax rules",
+        ["Differences between Roth and traditional", "Tax rules"],
+    ),
     # A clause opened and never finished is no title (outside check F).
     (
         "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
@@ -244,3 +250,22 @@ TOPICS = [
 def test_a_topic_written_twice_is_one_point(question: str, outline: list[str], expected: list[str]) -> None:
     text = "".join(f"{i}. {t}\n" for i, t in enumerate(outline, 1))
     assert parse_skeleton(text, question=question) == expected
+
+
+def test_a_small_models_points_that_open_alike_are_one_topic() -> None:
+    outline = (
+        "1. Buy local and support local businesses\n2. Compost food scraps\n3. Buy locally sourced\n"
+        "4. Use beeswax wraps instead of plastic\n5. Use beeswax wraps for daily hygiene\n"
+        "6. Language learning apps\n7. Language learning podcasts\n"
+        "8. AI-powered diagnostic tools\n9. AI-powered chatbots help nurses\n"
+    )
+    question = "How can we reduce household waste?"
+    assert parse_skeleton(outline, question=question, strict=True) == [
+        "Buy local and support local businesses",
+        "Compost food scraps",
+        "Use beeswax wraps instead of plastic",
+        "Language learning apps",
+        "AI-powered diagnostic tools",
+        "AI-powered chatbots help nurses",
+    ]
+    assert len(parse_skeleton(outline, question=question)) == 9  # a larger model's points stay
