@@ -102,7 +102,7 @@ def tidy_expansion(
     Drops the point's number, labels ("Point:", "Answer:"), fillers ("The answer to your question
     is:", "Sure, here is ..."), the title at the start, sentences that repeat the prompt's
     `instructions`, the ``[ ]`` delimiters around a point or title, and a trailing lead-in that
-    ends on a colon with nothing after it. Empty if nothing of substance is left.
+    ends on a colon with nothing after it. Empty if nothing of substance is left, or only the title.
     """
     titles = [t.casefold().strip() for t in [title, *(points or [])] if t.strip()]
 
@@ -166,4 +166,5 @@ def tidy_expansion(
         kept.pop()
     # One paragraph: a point is one line of the answer ("3. Title: text").
     text = " ".join(line.strip() for line in re.split(r"\r\n|\r|\n", "".join(kept)) if line.strip())
-    return text if _WORDS.search(text) else ""
+    # Nothing but the title again: no more than an empty expansion, and retried like one.
+    return text if _WORDS.search(text) and _words_of(text) != _words_of(title) else ""

@@ -278,11 +278,19 @@ _OPEN_ADJECTIVE = re.compile(
 _ABOUT_THE_TASK = re.compile(r"^(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)\b", re.IGNORECASE)
 # "The main difference between an IRA": a comparison with one side.
 _ONE_SIDED = re.compile(r"\bbetween\b(?!.*(?:\band\b|&|\bvs\b|/))", re.IGNORECASE)
+# "Will impact her plans", "She should know", "You should not hesitate": a sentence's verb without its
+# subject, or a subject and modal whose verb never got its object ("Can you afford it?" asks, and stays).
+_MODALS = r"(?:will|would|should|could|can|must|might|may|shall)(?:\s+not)?"
+_NO_SUBJECT = re.compile(
+    r"^(?:will|would|should|could|can|must|might)(?:\s+not)?\s+(?!(?:you|i|we|they|it|and|or)\b)[a-z]+\b(?!.*\?$)",
+    re.IGNORECASE,
+)
+_NO_OBJECT = re.compile(rf"^(?:she|he|they|you|we|i|it)\s+{_MODALS}\s+[a-z]+$", re.IGNORECASE)
 
 
 def _fragment(title: str) -> bool:
     """Half a sentence rather than a title."""
-    if _OPEN_SUPERLATIVE.match(title) or _ABOUT_THE_TASK.match(title) or _ONE_SIDED.search(title):
+    if any(rule.search(title) for rule in (_OPEN_SUPERLATIVE, _ABOUT_THE_TASK, _ONE_SIDED, _NO_SUBJECT, _NO_OBJECT)):
         return True
     raw = [w.strip(".,;:!?’'\"") for w in _words(title)]
     if len(raw) > 1 and len(raw[-1]) == 1 and raw[-1].isupper():
@@ -409,6 +417,8 @@ def _torn_word(text: str) -> str:
         (len(words) > 2 and words[-2].casefold() == "to" and last.isalpha() and last.islower() and len(last) <= 2)
         # "Arrive at the interviewer’": a contraction cut (a quoted 'no' closes its own quote)
         or (len(words) > 1 and last[-1:] in "’'" and text.count(last[-1]) % 2 == 1)
+        # "Use a faster-d": a compound cut after its hyphen
+        or bool(re.search(r"[^\W\d_]{3,}-[a-z]$", last))
     )
     if torn and last not in _AFTER_TO:
         text = " ".join(words[:-1])

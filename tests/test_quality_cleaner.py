@@ -99,6 +99,9 @@ CASES = [
         0,
         "Rome was old.",
     ),
+    # Outside check H: the title written again, and nothing else.
+    ("Enhanced sleep quality.", 1, ""),
+    ("Enhanced sleep quality helps.", 1, "Enhanced sleep quality helps."),
     # Outside check G: a title-like lead-in looping to the cap leaves nothing.
     ("The answer is notonly: The answer is notonly: The answer is notonly: The answer is not", 0, ""),
 ]

@@ -109,6 +109,12 @@ CASES = [
         "\n4. Differences between Roth and traditional\n5. It’s like what\n6. Tax rules",
         ["Differences between Roth and traditional", "Tax rules"],
     ),
+    # A verb without its subject, a subject and modal without an object, a compound cut at its hyphen (check H).
+    (
+        "1. Will impact her travel plans\n2. You should not hesitate\n3. She should know\n4. Use a faster-d\n"
+        "5. Can you afford it?\n6. She should know the gate\n7. Will and trust planning\n8. Vitamin B-complex",
+        ["Can you afford it?", "She should know the gate", "Will and trust planning", "Vitamin B-complex"],
+    ),
     # A clause opened and never finished is no title (outside check F).
     (
         "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
