@@ -26,9 +26,8 @@ class _Counted(httpx.AsyncByteStream):
         self._release: ShardedTransport | None = release
         self._shard = shard
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for part in self._stream:
-            yield part
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._stream.__aiter__()  # the body's own iterator: no layer per chunk
 
     async def aclose(self) -> None:
         if self._release is not None:

@@ -339,54 +339,10 @@ def _bag(text: str) -> frozenset[str]:
 # factors"), as `_bag` keeps them: they do not tell two points apart.
 _GENERIC = frozenset(
     word[:5]
-    for word in [
-        "use",
-        "make",
-        "get",
-        "keep",
-        "take",
-        "set",
-        "try",
-        "stay",
-        "find",
-        "create",
-        "build",
-        "start",
-        "stop",
-        "avoid",
-        "choose",
-        "consider",
-        "focus",
-        "improve",
-        "develop",
-        "maintain",
-        "increase",
-        "reduce",
-        "limit",
-        "seek",
-        "give",
-        "establish",
-        "follow",
-        "prioritize",
-        "ensure",
-        "way",
-        "ways",
-        "tip",
-        "tips",
-        "thing",
-        "things",
-        "important",
-        "good",
-        "better",
-        "best",
-        "new",
-        "other",
-        "another",
-        "different",
-        "various",
-        "key",
-        "main",
-    ]
+    for word in _BARE_VERBS
+    | {"stay", "focus", "improve", "maintain", "increase", "reduce", "limit", "seek", "establish", "follow"}
+    | {"prioritize", "way", "ways", "tip", "tips", "thing", "things", "important", "good", "better", "best"}
+    | {"new", "other", "another", "different", "various", "key", "main"}
 )
 
 
@@ -471,8 +427,8 @@ class SkeletonParser:
         shape = shape or SkeletonShape()
         self._common = _bag(question) | _GENERIC  # words that do not tell points apart
         # A small model's outline: points that open on the same two topic words ("Buy local and
-        # support ..." / "Buy locally sourced") are one topic. A larger model's "Language learning
-        # apps" / "Language learning podcasts" are two, so this is for small models only.
+        # support ..." / "Buy locally sourced") are one topic. A larger model's "Support local
+        # businesses" / "Support local charities" are two, so this is for small models only.
         self._strict = strict
         self._openings: set[tuple[str, ...]] = set()
         self.max_points = max_points or shape.max_points

@@ -262,7 +262,7 @@ def test_a_small_models_points_that_open_alike_are_one_topic() -> None:
     outline = (
         "1. Buy local and support local businesses\n2. Compost food scraps\n3. Buy locally sourced\n"
         "4. Use beeswax wraps instead of plastic\n5. Use beeswax wraps for daily hygiene\n"
-        "6. Language learning apps\n7. Language learning podcasts\n"
+        "6. Support local charities\n7. Support local farms\n"
         "8. AI-powered diagnostic tools\n9. AI-powered chatbots help nurses\n"
     )
     question = "How can we reduce household waste?"
@@ -270,7 +270,7 @@ def test_a_small_models_points_that_open_alike_are_one_topic() -> None:
         "Buy local and support local businesses",
         "Compost food scraps",
         "Use beeswax wraps instead of plastic",
-        "Language learning apps",
+        "Support local charities",
         "AI-powered diagnostic tools",
         "AI-powered chatbots help nurses",
     ]
