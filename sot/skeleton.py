@@ -230,6 +230,8 @@ _LETTER_WORDS = re.compile(r"[^\W\d_]+")
 _STRAY_NUMBER = re.compile(r"(?<![\d\s,])\s*,\s*\d{1,3}\s*$")
 # A point that opens on one of these and stops within a few words is half a sentence ("If you find someone").
 _SUBORDINATORS = frozenset(["if", "when", "whenever", "because", "although", "though", "unless", "since", "whereas"])
+# Of those, the ones a title cannot stop after ("When to stop", "Since 2010" and "While traveling" are whole).
+_CONDITIONS = frozenset(["if", "because", "although", "though", "unless", "whereas"])
 # Verbs a title never ends on alone: "4. Use" / "5. Use a good plant food" (seen from the embedded model).
 _BARE_VERBS = frozenset(
     [
@@ -294,7 +296,8 @@ def _fragment(title: str) -> bool:
         return True
     raw = [w.strip(".,;:!?’'\"") for w in _words(title)]
     if len(raw) > 1 and len(raw[-1]) == 1 and raw[-1].isupper():
-        return False  # "Plan B", "Vitamin A": a name, not an article left hanging
+        # "Plan B", "Vitamin A": a name, not an article left hanging; "Learn a L" is a word torn off.
+        return raw[-2].casefold() in ("a", "an", "the")
     words = [w.casefold() for w in raw if w]
     if not words:
         return True
@@ -306,7 +309,10 @@ def _fragment(title: str) -> bool:
         return True  # "The most", "Keep your"
     if _OPEN_ADJECTIVE.match(" ".join(words)):
         return True
-    # "If they", "When you": a clause opened and stopped at its subject ("If in doubt, ask" is whole).
+    # "If you are still unsure about anything": a condition with no main clause ("If in doubt, ask" has one).
+    if words[0] in _CONDITIONS and "," not in title:
+        return True
+    # "If they", "When you": a clause opened and stopped at its subject.
     return words[0] in _SUBORDINATORS and len(words) <= 3 and words[-1] in _PRONOUNS | DANGLING_WORDS
 
 
@@ -318,13 +324,14 @@ _COMPOUNDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 
 
 def _stems(text: str, words: re.Pattern[str] = _TOPIC_WORDS) -> list[str]:
-    """`text`'s topic `words` in order, cut as `_bag` cuts them."""
+    """`text`'s topic `words` in order, cut as `_bag` cuts them (a plural "s" first: "maps" is "map")."""
     stems = []
     for i, word in enumerate(words.findall(text)):
         if word[0].isdigit() or (len(word) == 1 and i > 0 and word.isupper()):
             stems.append(word)
         elif len(word) > 1 and word.casefold() not in _NON_TOPIC:
-            stems.append(word.casefold()[:5])
+            word = word.casefold()
+            stems.append((word[:-1] if len(word) > 3 and word[-1] == "s" and word[-2] != "s" else word)[:5])
     return stems
 
 
@@ -346,6 +353,16 @@ _GENERIC = frozenset(
 )
 
 
+# Verbs a title does not end on after "to": what they act on is missing.
+_NEEDS_OBJECT = _BARE_VERBS | frozenset(
+    ["see", "recognize", "identify", "determine", "prevent", "reduce", "improve", "increase", "understand"]
+)
+_WANTS_NOUN = frozenset(
+    {"positive", "negative", "faster", "better", "healthy", "healthier", "good", "great", "costly", "strong"}
+    | {"clear", "quick", "quicker", "high", "higher", "low", "lower", "new", "long", "short", "deep", "local"}
+)
+_BEFORE_NOUN = frozenset(["a", "an", "the", "for", "with", "of", "more", "less", "your", "their", "our"])
+_WH_WORDS = frozenset(["when", "how", "what", "where", "whether", "who", "which", "why"])
 # Two-letter words that follow "to" in a whole title ("Learn to do", "Listen to me"); any other
 # ("Take regular breaks to re") is a word the line tore off.
 _AFTER_TO = frozenset(["be", "do", "go", "it", "me", "us", "up", "an"])
@@ -358,8 +375,13 @@ _OPEN_PASSIVE = re.compile(
     r"(?:caused|due|attributed|driven|influenced|determined|based|characterized|followed|marked|known)$",
     re.IGNORECASE,
 )
-# "The most obvious way", "One of the best things": a superlative that never says what it is.
-_OPEN_SUPERLATIVE = re.compile(r"^(?:the|one\s+of\s+the)\s+(?:most\s+\w+|best|simplest|easiest)\s+(?:way|thing)$", re.I)
+# "The most obvious way", "One of the best things", "A good way": praise of a way never named.
+#, "Another good way": praise of a way that is never named.
+_OPEN_SUPERLATIVE = re.compile(
+    r"^(?:the|one\s+of\s+the|an?|another)\s+(?:most\s+\w+|best|simplest|easiest|good|great|simple|easy|better)"
+    r"\s+(?:ways?|things?|ideas?|options?)$",
+    re.I,
+)
 
 
 def _torn_word(text: str) -> str:
@@ -381,6 +403,20 @@ def _torn_word(text: str) -> str:
     passive = _OPEN_PASSIVE.search(text)
     if passive and len(_words(text[: passive.start()])) >= 2:
         text = text[: passive.start()]
+    # "Check your printer to see", "Vaccines teach the immune system to recognize": a purpose whose verb
+    # never got its object; what comes before it is the title ("Know when to stop" is whole).
+    words = _words(text)
+    if (
+        len(words) >= 4
+        and words[-2].casefold() == "to"
+        and words[-3].casefold() not in _WH_WORDS
+        and words[-1].casefold() in _NEEDS_OBJECT
+    ):
+        text = " ".join(words[:-2])
+    # "Finish with a positive", "... for faster", "can be a costly": an adjective whose noun is missing.
+    words = _words(text)
+    if len(words) >= 3 and words[-1].casefold() in _WANTS_NOUN and words[-2].casefold() in _BEFORE_NOUN:
+        text = _strip_dangling(" ".join(words[:-2]))
     return _strip_dangling(text) if len(_words(text)) >= 3 else text
 
 
@@ -439,7 +475,7 @@ class SkeletonParser:
         self.points: list[str] = []
         self.items = 0  # list items read, kept or not: more than points kept means repeats or fragments
         self._seen: set[str] = set()
-        self._bags: list[frozenset[str]] = []
+        self._bags: list[tuple[frozenset[str], bool]] = []  # each kept point's topic words; a title of one or two words
         self._last_cut = False  # the line before was stopped mid-phrase
         self._cut_line = False  # the line being parsed was stopped by the token limit
         self._buffer = ""
@@ -548,7 +584,7 @@ class SkeletonParser:
 
     def _remember(self, point: str) -> None:
         self._seen.add(_key(point))
-        self._bags.append(_bag(point))
+        self._bags.append((_bag(point), len(_words(point)) <= 2))
         self._openings.add(self._opening(point))
         self.points.append(point)
 
@@ -570,14 +606,20 @@ class SkeletonParser:
             return True
         bag = _bag(point)
         topic = bag - self._common
-        for kept in self._bags:
+        short = len(_words(point)) <= 2
+        for kept, kept_short in self._bags:
             if bag == kept:
                 return True
             other = kept - self._common
             if not topic or not other:
                 continue
             shared = len(topic & other)
-            if topic <= other or other <= topic or (shared >= 3 and 3 * shared >= 2 * min(len(topic), len(other))):
+            # One topic word inside another point's words is a repeat only as a title of its own
+            # ("Storage"): "Using paper maps is more practical" may keep just one once the question's go.
+            inside = (topic <= other and (len(topic) > 1 or short)) or (
+                other <= topic and (len(other) > 1 or kept_short)
+            )
+            if inside or (shared >= 3 and 3 * shared >= 2 * min(len(topic), len(other))):
                 return True
         return False
 

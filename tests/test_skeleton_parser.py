@@ -69,7 +69,6 @@ CASES = [
         "11. The most obvious way\n12. The fall of the Western Roman Empire was primarily caused\n"
         "13. The 2\n14. Book a table at the restaurant’",
         [
-            "If you find someone",
             "Renting",
             "Keep them in a sunny spot",
             "Set aside",
@@ -114,6 +113,26 @@ CASES = [
         "1. Will impact her travel plans\n2. You should not hesitate\n3. She should know\n4. Use a faster-d\n"
         "5. Can you afford it?\n6. She should know the gate\n7. Will and trust planning\n8. Vitamin B-complex",
         ["Can you afford it?", "She should know the gate", "Will and trust planning", "Vitamin B-complex"],
+    ),
+    # Praise of a way never named, a word torn to its capital, a condition with no main clause, a purpose
+    # with no object (outside check I).
+    (
+        "1. Learn a L\n2. A good way\n3. Another good way\n4. If you are still unsure about anything\n"
+        "5. Check your printer to see\n6. Vaccines teach the immune system to recognize\n7. Know when to stop\n"
+        "8. If in doubt, ask\n9. Plan B",
+        ["Check your printer", "Vaccines teach the immune system", "Know when to stop", "If in doubt, ask", "Plan B"],
+    ),
+    (
+        "1. Finish with a positive\n2. Download bigger versions of software for faster\n"
+        "3. Fixing the heating can be a costly\n4. Stay positive\n5. Think long\n6. Get a second opinion",
+        [
+            "Finish",
+            "Download bigger versions of software",
+            "Fixing the heating",
+            "Stay positive",
+            "Think long",
+            "Get a second opinion",
+        ],
     ),
     # A clause opened and never finished is no title (outside check F).
     (
@@ -229,6 +248,11 @@ TOPICS = [
         "How do I prepare for a job interview?",
         ["Practice answers to common interview questions", "Practice answers to common behavioral questions"],
         ["Practice answers to common interview questions"],
+    ),
+    (
+        "Why might someone use a paper map instead of a phone?",
+        ["Using paper maps is more practical", "Paper maps are often more accurate", "Maps work offline"],
+        ["Using paper maps is more practical", "Paper maps are often more accurate", "Maps work offline"],
     ),
     (
         "What are the phases of a project?",
