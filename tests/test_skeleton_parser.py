@@ -254,25 +254,8 @@ TOPICS = [
         ["Using paper maps is more practical", "Paper maps are often more accurate", "Maps work offline"],
         ["Using paper maps is more practical", "Paper maps are often more accurate", "Maps work offline"],
     ),
-    (
-        "What are the phases of a project?",
-        [
-            "Phase 1",
-            "Phase 2",
-            "Short-term goals",
-            "Long-term goals",
-            "Public key encryption",
-            "Private key encryption",
-        ],
-        [
-            "Phase 1",
-            "Phase 2",
-            "Short-term goals",
-            "Long-term goals",
-            "Public key encryption",
-            "Private key encryption",
-        ],
-    ),
+    # Pairs that differ in one word or a number stay two points.
+    ("What are the phases of a project?", LEGITIMATE[:6], LEGITIMATE[:6]),
 ]
 
 
