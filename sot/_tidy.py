@@ -27,13 +27,18 @@ _BRACKETED = re.compile(r"\[([^\[\]\n]{0,200})\](?!\()")  # not a Markdown link:
 _PHRASE = re.compile(r"[^\W\d_]+(?:[ '’-][^\W\d_]+){0,7}")
 _SENTENCE = re.compile(r".*?(?:[.!?:]+(?=\s|$)|\n|$)\s*", re.DOTALL)  # "$3.50" and "v1.0" stay whole
 _WORDS = re.compile(r"\w+")
+_LETTER = re.compile(r"[^\W\d_]")
 # The model talking about the task instead of doing it: "The first and third paragraphs in your answer,
-# one to three sentences, should ...", "Your question brings together the main points of the answer."
+# one to three sentences, should ...", "Your question brings together the main points of the answer.",
+# "The question:" as a label, "This is a classic answer that ...", "The answer is a concise explanation".
 _META = re.compile(
     r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
         \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
       | \b(?:paragraphs?|sentences?)\b[^.!?]{0,80}?\b(?:your|the|this)\s+(?:answer|response)\b
-      | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b""",
+      | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b
+      | ^\s*the\s+(?:question|answer)\s*:
+      | \b(?:a|an|the|this)\s+(?:\w+\s+){0,2}answer\s+(?:that|to)\b
+      | \banswer\s+is\s+an?\s+(?:\w+\s+){0,3}(?:explanation|answer|response)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A sentence that only praises its point ("This is a crucial step in preparing."): nothing of its own.
@@ -82,6 +87,12 @@ def _unloop(text: str) -> str:
     return text
 
 
+def _asks_again(sentence: str, asked: list[str]) -> bool:
+    """The user's question pasted back: every word the question's, and most of the question."""
+    words = _WORDS.findall(sentence.casefold())
+    return len(words) >= max(4, 0.7 * len(asked)) and set(words) <= set(asked)
+
+
 def _echoes(sentence: str, instructions: list[str]) -> bool:
     """Whether `sentence` repeats five words in a row (or all) of one of the prompt's instructions."""
     words = _WORDS.findall(sentence.casefold())
@@ -95,14 +106,20 @@ def _echoes(sentence: str, instructions: list[str]) -> bool:
 
 
 def tidy_expansion(
-    text: str, title: str, index: int, points: list[str] | None = None, instructions: list[str] | None = None
+    text: str,
+    title: str,
+    index: int,
+    points: list[str] | None = None,
+    instructions: list[str] | None = None,
+    question: str = "",
 ) -> str:
     """The expansion without what the tool itself put in, which small models echo.
 
     Drops the point's number, labels ("Point:", "Answer:"), fillers ("The answer to your question
     is:", "Sure, here is ..."), the title at the start, sentences that repeat the prompt's
     `instructions`, the ``[ ]`` delimiters around a point or title, and a trailing lead-in that
-    ends on a colon with nothing after it. Empty if nothing of substance is left, or only the title.
+    ends on a colon with nothing after it, and the `question` pasted back. Empty if nothing of
+    substance is left, or only the title.
     """
     titles = [t.casefold().strip() for t in [title, *(points or [])] if t.strip()]
 
@@ -147,7 +164,12 @@ def tidy_expansion(
     # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
     text = _PROMPT_LINE.sub("", text)
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
-    kept = [s for s in sentences if not _echoes(s, instructions or []) and not _META.search(s)]
+    asked = _WORDS.findall(question.casefold())
+    kept = [
+        s
+        for s in sentences
+        if not _echoes(s, instructions or []) and not _META.search(s) and not _asks_again(s, asked)
+    ]
     # A small model's loop ("The answer is: The answer is: ..."): each sentence once.
     seen: set[str] = set()
     unique = []
@@ -167,4 +189,5 @@ def tidy_expansion(
     # One paragraph: a point is one line of the answer ("3. Title: text").
     text = " ".join(line.strip() for line in re.split(r"\r\n|\r|\n", "".join(kept)) if line.strip())
     # Nothing but the title again: no more than an empty expansion, and retried like one.
-    return text if _WORDS.search(text) and _words_of(text) != _words_of(title) else ""
+    # A number alone ("4.") is the point's own numbering left over.
+    return text if _LETTER.search(text) and _words_of(text) != _words_of(title) else ""

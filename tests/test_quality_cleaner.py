@@ -104,12 +104,25 @@ CASES = [
     ("Enhanced sleep quality helps.", 1, "Enhanced sleep quality helps."),
     # Outside check G: a title-like lead-in looping to the cap leaves nothing.
     ("The answer is notonly: The answer is notonly: The answer is notonly: The answer is not", 0, ""),
+    # Outside check J: the question pasted back, labels and talk about "the answer", a number alone.
+    ("How do I ask my boss for a raise without it being awkward?", 2, ""),
+    ("Ask for a raise in person. Bring numbers.", 2, "Ask for a raise in person. Bring numbers."),
+    (
+        "The question: How do I ask my boss for a raise without it being awkward? The answer: Plan ahead.",
+        2,
+        "Plan ahead.",
+    ),
+    ("This is a classic answer that requires a bit of creative thinking.", 0, ""),
+    ("The answer is a simple and concise explanation of how to ask.", 0, ""),
+    ("4.", 2, ""),
 ]
+
+QUESTION = "How do I ask my boss for a raise without it being awkward?"
 
 
 @pytest.mark.parametrize(("raw", "index", "clean"), CASES)
 def test_tidy_expansion_removes_what_the_tool_put_in(raw: str, index: int, clean: str) -> None:
-    assert tidy_expansion(raw, POINTS[index], index, POINTS, INSTRUCTIONS) == clean
+    assert tidy_expansion(raw, POINTS[index], index, POINTS, INSTRUCTIONS, QUESTION) == clean
 
 
 def test_instructions_are_the_templates_own_sentences() -> None:
