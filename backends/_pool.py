@@ -3,15 +3,19 @@
 httpcore's pool re-examines every connection it holds each time a request joins or leaves it: a
 readability poll on each idle one, and a count of the idle ones for each idle one. At the proxy's
 64 connections and 50 concurrent streams that bookkeeping was a fifth of the proxy's CPU. Pools of
-`POOL_SHARD_CONNECTIONS` keep it small; each request goes to the pool with the fewest requests in flight
-(the first of those, so keep-alive connections are reused rather than spread thin), which fills
-them evenly and queues only when all are full.
+`POOL_SHARD_CONNECTIONS` keep it small. A request waits for room in the whole (first come, first
+served), then goes to the pool with the most room (the first of those, so keep-alive connections are
+reused rather than spread thin): it never queues in one pool while another has a free connection.
 """
 
 from __future__ import annotations
 
 import ssl
+import urllib.request
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anyio
 
 from sot import constants
 
@@ -21,38 +25,46 @@ from ._httpx import httpx
 class _Counted(httpx.AsyncByteStream):
     """A response body that gives its request's place back once, when it is closed."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, release: ShardedTransport, shard: int) -> None:
+    def __init__(self, stream: httpx.AsyncByteStream, transport: ShardedTransport, shard: int) -> None:
         self._stream = stream
-        self._release: ShardedTransport | None = release
+        self._transport: ShardedTransport | None = transport
         self._shard = shard
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self._stream.__aiter__()  # the body's own iterator: no layer per chunk
 
     async def aclose(self) -> None:
-        if self._release is not None:
-            self._release.in_flight[self._shard] -= 1
-            self._release = None
+        if self._transport is not None:
+            self._transport.release(self._shard)
+            self._transport = None
         await self._stream.aclose()
 
 
 class ShardedTransport(httpx.AsyncBaseTransport):
-    """Requests spread over `shards`, each to the one with the fewest in flight."""
+    """Requests spread over `shards` of `sizes` connections: at most their sum in flight."""
 
-    def __init__(self, shards: Sequence[httpx.AsyncBaseTransport]) -> None:
+    def __init__(self, shards: Sequence[httpx.AsyncBaseTransport], sizes: Sequence[int]) -> None:
         self.shards = list(shards)
+        self.sizes = list(sizes)
         self.in_flight = [0] * len(self.shards)
+        self._room = anyio.Semaphore(sum(self.sizes))
+
+    def release(self, shard: int) -> None:
+        self.in_flight[shard] -= 1
+        self._room.release()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        shard = self.in_flight.index(min(self.in_flight))
+        await self._room.acquire()
+        free = [size - used for size, used in zip(self.sizes, self.in_flight, strict=True)]
+        shard = free.index(max(free))
         self.in_flight[shard] += 1
         try:
             response = await self.shards[shard].handle_async_request(request)
         except BaseException:
-            self.in_flight[shard] -= 1
+            self.release(shard)
             raise
         if response.is_closed:  # a body given whole, already read
-            self.in_flight[shard] -= 1
+            self.release(shard)
         else:
             assert isinstance(response.stream, httpx.AsyncByteStream)
             response.stream = _Counted(response.stream, self, shard)
@@ -70,16 +82,29 @@ def pooled_transport(max_connections: int, verify: ssl.SSLContext | bool = True)
     sizes = [max_connections // count + (i < max_connections % count) for i in range(count)]
     # One TLS context for all: loading the CA bundle takes tens of milliseconds each time.
     context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
-    return ShardedTransport(
-        [
-            httpx.AsyncHTTPTransport(
-                verify=context,
-                limits=httpx.Limits(
-                    max_connections=size,
-                    max_keepalive_connections=size,
-                    keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
-                ),
-            )
-            for size in sizes
-        ]
-    )
+    shards = [
+        httpx.AsyncHTTPTransport(
+            verify=context,
+            limits=httpx.Limits(
+                max_connections=size,
+                max_keepalive_connections=size,
+                keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
+            ),
+        )
+        for size in sizes
+    ]
+    return ShardedTransport(shards, sizes)
+
+
+def upstream_client(max_connections: int, verify: ssl.SSLContext | bool = True, **options: Any) -> httpx.AsyncClient:
+    """An httpx client for an upstream, its connections pooled as above. Where the environment names
+    a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY), httpx's own pool, which honours it: httpx reads the
+    environment only when it makes the transport itself."""
+    if any(scheme in urllib.request.getproxies() for scheme in ("http", "https", "all")):
+        limits = httpx.Limits(
+            max_connections=max_connections,
+            max_keepalive_connections=max_connections,
+            keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
+        )
+        return httpx.AsyncClient(verify=verify, limits=limits, **options)
+    return httpx.AsyncClient(transport=pooled_transport(max_connections, verify), **options)

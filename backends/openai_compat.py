@@ -42,7 +42,7 @@ from . import _sse
 from ._chunks import ErrorBody, StreamChunk, error_body, parse_chunk, parse_completion
 from ._httpx import httpx
 from ._negotiate import Negotiator
-from ._pool import pooled_transport
+from ._pool import upstream_client
 from ._probe import ProbeFailed, get_json
 from ._reasoning import ChunkFilter
 from ._redact import redact
@@ -318,8 +318,9 @@ class OpenAICompatBackend:
         # A plain-HTTP endpoint never uses TLS (redirects are not followed): skip loading the CA bundle
         # (tens of ms at start-up) with a context that would verify, and so refuse, anything all the same.
         verify: ssl.SSLContext | bool = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if url.scheme == "http" else True
-        self._http = httpx.AsyncClient(
-            transport=pooled_transport(max_connections, verify),
+        self._http = upstream_client(
+            max_connections,
+            verify,
             timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
             headers=headers,
             auth=auth,

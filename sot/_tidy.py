@@ -30,14 +30,16 @@ _WORDS = re.compile(r"\w+")
 _LETTER = re.compile(r"[^\W\d_]")
 # The model talking about the task instead of doing it: "The first and third paragraphs in your answer,
 # one to three sentences, should ...", "Your question brings together the main points of the answer.",
-# "The question:" as a label, "This is a classic answer that ...", "The answer is a concise explanation".
+# "The question:" as a label, "This is a classic answer that ...", "The question is a classic example",
+# "The answer is a concise explanation".
 _META = re.compile(
     r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
         \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
       | \b(?:paragraphs?|sentences?)\b[^.!?]{0,80}?\b(?:your|the|this)\s+(?:answer|response)\b
       | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b
       | ^\s*the\s+(?:question|answer)\s*:
-      | \b(?:a|an|the|this)\s+(?:\w+\s+){0,2}answer\s+(?:that|to)\b
+      | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
+      | ^\s*the\s+question\s+is\s+an?\b
       | \banswer\s+is\s+an?\s+(?:\w+\s+){0,3}(?:explanation|answer|response)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -56,8 +58,8 @@ _PROMPT_LINE = re.compile(
 # A line that starts another point ("\n3. Next title: ...", "\n* Next title"): the model writing on past its own.
 _NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
 # The same within a line ("... values: 3. Prepare for the interview: 4. Practice ..."): a numbered
-# title and its colon. A list of the point's own starts at 1, and stays.
-_INLINE_POINT = re.compile(r"(?<=\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
+# title and its colon, after a colon or semicolon. A list of the point's own starts at 1, and stays.
+_INLINE_POINT = re.compile(r"(?<=[:;]\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
 _OWN_LIST = re.compile(r"(?:^|(?<=\s))1[.)]\s")
 _CLAUSE_END = re.compile(r"[.!?:](?=\s)|,")
 
@@ -88,9 +90,13 @@ def _unloop(text: str) -> str:
 
 
 def _asks_again(sentence: str, asked: list[str]) -> bool:
-    """The user's question pasted back: every word the question's, and most of the question."""
+    """The user's question pasted back: asked again (a question mark, or in the question's order),
+    every word the question's, and most of the question. "It is worth learning to code." answers
+    "Is it worth learning to code?" and stays."""
     words = _WORDS.findall(sentence.casefold())
-    return len(words) >= max(4, 0.7 * len(asked)) and set(words) <= set(asked)
+    if len(words) < max(4, 0.7 * len(asked)) or not set(words) <= set(asked):
+        return False
+    return sentence.rstrip().endswith("?") or words == asked[: len(words)]
 
 
 def _echoes(sentence: str, instructions: list[str]) -> bool:
@@ -112,14 +118,16 @@ def tidy_expansion(
     points: list[str] | None = None,
     instructions: list[str] | None = None,
     question: str = "",
+    capped: bool = False,
 ) -> str:
     """The expansion without what the tool itself put in, which small models echo.
 
     Drops the point's number, labels ("Point:", "Answer:"), fillers ("The answer to your question
     is:", "Sure, here is ..."), the title at the start, sentences that repeat the prompt's
     `instructions`, the ``[ ]`` delimiters around a point or title, and a trailing lead-in that
-    ends on a colon with nothing after it, and the `question` pasted back. Empty if nothing of
-    substance is left, or only the title.
+    ends on a colon with nothing after it, the `question` pasted back, and, in a text `capped` by
+    its token limit, the loop that ran into it. Empty if nothing of substance is left, or only the
+    title.
     """
     titles = [t.casefold().strip() for t in [title, *(points or [])] if t.strip()]
 
@@ -157,7 +165,8 @@ def tidy_expansion(
     inline = next((m for m in _INLINE_POINT.finditer(text) if int(m.group(1)) >= 2), None)
     if inline is not None and not _OWN_LIST.search(text[: inline.start()]):
         text = text[: inline.start()]
-    text = _unloop(text)
+    if capped:  # a loop runs until the token limit stops it; parallel wording in a finished text stays
+        text = _unloop(text)
     text = _BRACKETED.sub(unwrap, text)
     if "[" in text and "]" not in text[text.rfind("[") :]:
         text = text[: text.rfind("[")]  # a delimiter opened and never closed: the model talking about its task

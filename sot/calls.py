@@ -45,6 +45,7 @@ logger = logging.getLogger(__name__)
 class CallOutcome:
     text: str
     record: CallRecord
+    capped: bool = False  # the stream ended at its token limit (finish reason "length")
 
 
 @dataclass
@@ -134,6 +135,7 @@ class Caller:
         refused = False  # the last attempt was refused before any text: an adapted re-send is no restart
         first_token: list[float] = []
         usage: list[Usage] = []
+        finishes: list[str] = []
         thinking = _Thinking()
 
         def wait(state: RetryCallState) -> float:
@@ -156,11 +158,12 @@ class Caller:
             refused = False
             first_token.clear()
             usage.clear()
+            finishes.clear()
             thinking = _Thinking()
             parts: list[str] = []
             try:
                 async with self.limiter if self.limiter is not None else _NO_LIMIT:
-                    alive = await self._stream(stalling, parts, first_token, usage, on_delta, thinking)
+                    alive = await self._stream(stalling, parts, first_token, usage, finishes, on_delta, thinking)
             except BackendError as exc:
                 refused = _adapted(exc)
                 adaptations += refused
@@ -204,7 +207,7 @@ class Caller:
             reasoning_s=thinking.seconds,
             reasoning="".join(thinking.parts) if self.keep_reasoning and thinking.parts else None,
         )
-        return CallOutcome(text=text, record=record)
+        return CallOutcome(text=text, record=record, capped=finishes[-1:] == ["length"])
 
     def _deadline_passed(self, alive: bool, parts: list[str]) -> None:
         """The total deadline passed: retry a stream that never answered, end one that was producing."""
@@ -226,6 +229,7 @@ class Caller:
         parts: list[str],
         first_token: list[float],
         usage: list[Usage],
+        finishes: list[str],
         on_delta: OnDelta | None,
         thinking: _Thinking,
     ) -> bool | None:
@@ -240,6 +244,8 @@ class Caller:
                         thinking.add(chunk.reasoning, self.now())
                     if chunk.usage is not None:
                         usage.append(chunk.usage)
+                    if chunk.finish_reason:
+                        finishes.append(chunk.finish_reason)
                     if chunk.text:
                         if not first_token:
                             first_token.append(self.now())

@@ -53,6 +53,7 @@ class Reply:
     fault: Fault | None = None
     fault_after: int = 0  # chunks sent before the fault
     finish_reason: bool = True  # False: end with [DONE] alone, as some servers do
+    stop_reason: str = "stop"  # "length": the text ran into its token limit
     stream: bool = True  # False: answer with one JSON completion even when asked to stream
     keepalive_s: float = 0.0  # while stalled: send ": keep-alive" comments this often
     ensure_ascii: bool = True  # False: U+2028 and friends travel raw inside the JSON, as pydantic writes them
@@ -362,7 +363,7 @@ class FakeServer:
         if reply.fault:
             return await self._fault(stream, reply.fault, event, reply.keepalive_s)
         if reply.finish_reason:
-            await event(chunk({}, "stop"))
+            await event(chunk({}, reply.stop_reason))
         usage = {"prompt_tokens": len(request.prompt.split()), "completion_tokens": len(words)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         await event(json.dumps({"id": "u", "object": "chat.completion.chunk", "choices": [], "usage": usage}))

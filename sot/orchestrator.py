@@ -211,7 +211,7 @@ class Orchestrator:
         return answer
 
     def _parser(self, question: str) -> SkeletonParser:
-        return SkeletonParser(shape=self.shape, question=question, strict=bool(self.options.small_model))
+        return SkeletonParser(shape=self.shape, strict=bool(self.options.small_model), question=question)
 
     async def _sot(
         self, question: str, caller: Caller, emit: Emit, draft: Draft, reason: str, history: tuple[Message, ...]
@@ -395,13 +395,14 @@ class Orchestrator:
             log.info("point %d: the try without the lead failed (%s); showing its title", index + 1, exc)
             return ""
         run.records.append(unled.record)
-        return self._tidy(unled.text, run.question, points, index)
+        return self._tidy(unled, run.question, points, index)
 
-    def _tidy(self, text: str, question: str, points: list[str], index: int) -> str:
+    def _tidy(self, outcome: CallOutcome, question: str, points: list[str], index: int) -> str:
         """Cleaned once, here: every view reads the text the Draft commits. An expansion that was only
         a lead-in ("Sure, here is ...:") or an echo of the prompt is dropped: the point shows its title."""
         instructions = self.prompts.expansion_instructions(small=bool(self.options.small_model))
-        return sanitize(tidy_expansion(text, points[index], index, points, instructions, question))
+        text = tidy_expansion(outcome.text, points[index], index, points, instructions, question, outcome.capped)
+        return sanitize(text)
 
     async def _expand(
         self,
@@ -432,7 +433,7 @@ class Orchestrator:
             start_s = caller.now()
             try:
                 outcome = await call(small)
-                text = self._tidy(outcome.text, run.question, points, index)
+                text = self._tidy(outcome, run.question, points, index)
                 record: CallRecord | None = outcome.record
                 if not text and small:
                     text = await self._unled(run, points, index, call, on_restart, outcome)

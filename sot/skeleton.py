@@ -119,8 +119,6 @@ DANGLING_WORDS = frozenset(
         "whereas",
         "just",
         "what",
-        "how",
-        "why",
         "whether",
     ]
 )
@@ -277,17 +275,20 @@ _OPEN_ADJECTIVE = re.compile(
 
 
 # "The answer is not only", "This answer is not just a simple one": the model talking about its task.
-_ABOUT_THE_TASK = re.compile(r"^(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)\b", re.IGNORECASE)
+_ABOUT_THE_TASK = re.compile(
+    r"^(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)\s+(?:is|was)\b", re.IGNORECASE
+)
 # "The main difference between an IRA": a comparison with one side.
-_ONE_SIDED = re.compile(r"\bbetween\b(?!.*(?:\band\b|&|\bvs\b|/))", re.IGNORECASE)
+_ONE_SIDED = re.compile(r"\bdifferences?\s+between\b(?!.*(?:\band\b|&|\bvs\b|/))", re.IGNORECASE)
 # "Will impact her plans", "She should know", "You should not hesitate": a sentence's verb without its
 # subject, or a subject and modal whose verb never got its object ("Can you afford it?" asks, and stays).
-_MODALS = r"(?:will|would|should|could|can|must|might|may|shall)(?:\s+not)?"
+_MODALS = r"(?:will|would|should|could|can|must|might)(?:\s+not)?"
+# (Two words at least after the modal: "Will power" and "Will drafting" are titles. "It can wait" is whole.)
 _NO_SUBJECT = re.compile(
-    r"^(?:will|would|should|could|can|must|might)(?:\s+not)?\s+(?!(?:you|i|we|they|it|and|or)\b)[a-z]+\b(?!.*\?$)",
+    rf"^{_MODALS}\s+(?!(?:you|i|we|they|it|and|or)\b)[a-z]+\s+\w+(?!.*\?$)",
     re.IGNORECASE,
 )
-_NO_OBJECT = re.compile(rf"^(?:she|he|they|you|we|i|it)\s+{_MODALS}\s+[a-z]+$", re.IGNORECASE)
+_NO_OBJECT = re.compile(rf"^(?:she|he|they|you|we|i)\s+{_MODALS}\s+[a-z]+$", re.IGNORECASE)
 
 
 def _fragment(title: str) -> bool:
@@ -309,8 +310,9 @@ def _fragment(title: str) -> bool:
         return True  # "The most", "Keep your"
     if _OPEN_ADJECTIVE.match(" ".join(words)):
         return True
-    # "If you are still unsure about anything": a condition with no main clause ("If in doubt, ask" has one).
-    if words[0] in _CONDITIONS and "," not in title:
+    # "If you are still unsure about anything": a long condition with no main clause ("If in doubt,
+    # ask" has one; "If symptoms persist" is a heading).
+    if words[0] in _CONDITIONS and "," not in title and len(words) >= 5:
         return True
     # "If they", "When you": a clause opened and stopped at its subject.
     return words[0] in _SUBORDINATORS and len(words) <= 3 and words[-1] in _PRONOUNS | DANGLING_WORDS
@@ -319,17 +321,19 @@ def _fragment(title: str) -> bool:
 # Words that say nothing of a point's topic: those no phrase ends on, pronouns, auxiliaries.
 _NON_TOPIC = DANGLING_WORDS | _PRONOUNS | {"do", "does", "have", "has"}
 _TOPIC_WORDS = re.compile(r"[^\W_]+")
+_PARTICLES = frozenset(["off", "on", "up", "down", "out", "back", "away", "over", "in", "into"])
 # Words with their hyphens: "AI-powered diagnostics" and "AI-powered chatbots" open on two words each.
 _COMPOUNDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 
 
-def _stems(text: str, words: re.Pattern[str] = _TOPIC_WORDS) -> list[str]:
-    """`text`'s topic `words` in order, cut as `_bag` cuts them (a plural "s" first: "maps" is "map")."""
+def _stems(text: str, words: re.Pattern[str] = _TOPIC_WORDS, skip: frozenset[str] = frozenset()) -> list[str]:
+    """`text`'s topic `words` in order, but those in `skip`, cut as `_bag` cuts them (a plural "s"
+    first: "maps" is "map")."""
     stems = []
     for i, word in enumerate(words.findall(text)):
         if word[0].isdigit() or (len(word) == 1 and i > 0 and word.isupper()):
             stems.append(word)
-        elif len(word) > 1 and word.casefold() not in _NON_TOPIC:
+        elif len(word) > 1 and word.casefold() not in _NON_TOPIC and word.casefold() not in skip:
             word = word.casefold()
             stems.append((word[:-1] if len(word) > 3 and word[-1] == "s" and word[-2] != "s" else word)[:5])
     return stems
@@ -343,25 +347,32 @@ def _bag(text: str) -> frozenset[str]:
 
 
 # Verbs and adjectives that open advice titles without naming a topic ("Use a planner", "Key
-# factors"), as `_bag` keeps them: they do not tell two points apart.
-_GENERIC = frozenset(
-    word[:5]
-    for word in _BARE_VERBS
+# factors"): they do not tell two points apart. Whole words, so "engagement" or "maintenance" still do.
+_GENERIC = (
+    _BARE_VERBS
     | {"stay", "focus", "improve", "maintain", "increase", "reduce", "limit", "seek", "establish", "follow"}
     | {"prioritize", "way", "ways", "tip", "tips", "thing", "things", "important", "good", "better", "best"}
     | {"new", "other", "another", "different", "various", "key", "main"}
 )
 
 
+def _topic(text: str) -> frozenset[str]:
+    """`_bag` without the generic words: what two points are compared on."""
+    return frozenset(_stems(text, skip=_GENERIC))
+
+
 # Verbs a title does not end on after "to": what they act on is missing.
-_NEEDS_OBJECT = _BARE_VERBS | frozenset(
-    ["see", "recognize", "identify", "determine", "prevent", "reduce", "improve", "increase", "understand"]
+# ("Don't be afraid to ask", "Be willing to learn", "Make time to practice": those take none.)
+_NEEDS_OBJECT = frozenset(
+    {"use", "make", "get", "take", "keep", "find", "give", "set", "put", "add", "ensure", "provide", "bring"}
+    | {"see", "recognize", "identify", "determine", "prevent", "reduce", "improve", "increase", "create"}
 )
 _WANTS_NOUN = frozenset(
     {"positive", "negative", "faster", "better", "healthy", "healthier", "good", "great", "costly", "strong"}
     | {"clear", "quick", "quicker", "high", "higher", "low", "lower", "new", "long", "short", "deep", "local"}
 )
-_BEFORE_NOUN = frozenset(["a", "an", "the", "for", "with", "of", "more", "less", "your", "their", "our"])
+# ("Focus on the positive", "Look for the good": after "the", an adjective stands for its noun.)
+_BEFORE_NOUN = frozenset(["a", "an", "for", "more", "less"])
 _WH_WORDS = frozenset(["when", "how", "what", "where", "whether", "who", "which", "why"])
 # Two-letter words that follow "to" in a whole title ("Learn to do", "Listen to me"); any other
 # ("Take regular breaks to re") is a word the line tore off.
@@ -457,11 +468,11 @@ class SkeletonParser:
         max_points: int | None = None,
         max_point_chars: int | None = None,
         shape: SkeletonShape | None = None,
-        question: str = "",
         strict: bool = False,
+        question: str = "",
     ) -> None:
         shape = shape or SkeletonShape()
-        self._common = _bag(question) | _GENERIC  # words that do not tell points apart
+        self._asked = frozenset(_stems(question, _COMPOUNDS))
         # A small model's outline: points that open on the same two topic words ("Buy local and
         # support ..." / "Buy locally sourced") are one topic. A larger model's "Support local
         # businesses" / "Support local charities" are two, so this is for small models only.
@@ -475,7 +486,8 @@ class SkeletonParser:
         self.points: list[str] = []
         self.items = 0  # list items read, kept or not: more than points kept means repeats or fragments
         self._seen: set[str] = set()
-        self._bags: list[tuple[frozenset[str], bool]] = []  # each kept point's topic words; a title of one or two words
+        # Each kept point's words, its topic words, and whether it is a title of one or two words.
+        self._bags: list[tuple[frozenset[str], frozenset[str], bool]] = []
         self._last_cut = False  # the line before was stopped mid-phrase
         self._cut_line = False  # the line being parsed was stopped by the token limit
         self._buffer = ""
@@ -584,42 +596,48 @@ class SkeletonParser:
 
     def _remember(self, point: str) -> None:
         self._seen.add(_key(point))
-        self._bags.append((_bag(point), len(_words(point)) <= 2))
+        self._bags.append((_bag(point), _topic(point), len(_words(point)) <= 2))
         self._openings.add(self._opening(point))
         self.points.append(point)
 
     def _opening(self, point: str) -> tuple[str, ...]:
-        """The first two topic words, where strict and there are two (else nothing to compare)."""
-        stems = _stems(point, _COMPOUNDS) if self._strict else []
-        opening = tuple([stem for stem in stems if stem not in self._common][:2])
-        return opening if len(opening) == 2 else ()
+        """The first two topic words, where strict and there are two (else nothing to compare). A
+        title that opens on the question's own subject ("Quantum computing is a branch ..." for a
+        question on quantum computing) opens on what follows it; "Cat grooming" / "Dog grooming"
+        open on one word of the question each, and differ. A verb and its particle ("Turn off
+        lights" / "Turn off unused appliances") open nothing."""
+        stems = _stems(point, _COMPOUNDS, _GENERIC) if self._strict else []
+        if len(stems) > 2 and set(stems[:2]) <= self._asked:
+            while stems and stems[0] in self._asked:
+                stems.pop(0)
+        opening = tuple(stems[:2])
+        return opening if len(opening) == 2 and opening[1] not in _PARTICLES else ()
 
     def _repeats(self, point: str) -> bool:
-        """A kept point's topic again. Compared without the question's words, which every point
-        shares, and without generic verbs: the same words ("Liquorization" / "Liquorizing"), all of
-        one's inside the other's ("Storage" / "Storage capacity and options", "Podcasts" / "Language
-        learning podcasts" on learning a language), or three words or more shared and at most one
-        apart. Points that differ in a word of two or three ("Short-term goals" / "Long-term goals",
-        "Support local businesses" / "Support local charities") stay, unless strict."""
+        """A kept point's topic again, compared without generic verbs: the same words
+        ("Liquorization" / "Liquorizing"), all of one's inside the other's ("Storage" / "Storage
+        capacity and options", "Podcasts" / "Language learning podcasts"), or three words or more
+        shared and at most one apart. Points that differ in a word of two or three ("Short-term goals" /
+        "Long-term goals", "Cat grooming" / "Dog grooming", "Support local businesses" / "Support
+        local charities") stay, the last unless strict."""
         opening = self._opening(point)
         if opening and opening in self._openings:
             return True
         bag = _bag(point)
-        topic = bag - self._common
+        topic = _topic(point)
         short = len(_words(point)) <= 2
-        for kept, kept_short in self._bags:
+        for kept, other, kept_short in self._bags:
             if bag == kept:
                 return True
-            other = kept - self._common
             if not topic or not other:
                 continue
             shared = len(topic & other)
             # One topic word inside another point's words is a repeat only as a title of its own
-            # ("Storage"): "Using paper maps is more practical" may keep just one once the question's go.
+            # ("Storage"), not as what is left of a longer one once its generic words go.
             inside = (topic <= other and (len(topic) > 1 or short)) or (
                 other <= topic and (len(other) > 1 or kept_short)
             )
-            if inside or (shared >= 3 and 3 * shared >= 2 * min(len(topic), len(other))):
+            if inside or (shared >= 3 and min(len(topic), len(other)) - shared <= 1):
                 return True
         return False
 
@@ -630,13 +648,13 @@ def parse_skeleton(
     max_points: int | None = None,
     max_point_chars: int | None = None,
     shape: SkeletonShape | None = None,
-    question: str = "",
     strict: bool = False,
+    question: str = "",
 ) -> list[str]:
-    """Return the points of a skeleton, in order, without numbering or markdown (`question`: the
-    one it answers, whose words do not tell two points apart; `strict`: a small model's outline)."""
+    """Return the points of a skeleton, in order, without numbering or markdown (`strict`: a small
+    model's outline, for the `question` it answers)."""
     parser = SkeletonParser(
-        max_points=max_points, max_point_chars=max_point_chars, shape=shape, question=question, strict=strict
+        max_points=max_points, max_point_chars=max_point_chars, shape=shape, strict=strict, question=question
     )
     parser.feed(text)
     parser.finish()

@@ -50,6 +50,20 @@ async def test_one_usable_point_falls_back_to_sequential(fake) -> None:
     assert [r.kind for r in server.requests] == ["skeleton", "sequential"]
 
 
+@pytest.mark.parametrize(("stop", "kept"), [("length", "Rome was old."), ("stop", None)])
+async def test_a_loop_is_cut_only_where_it_ran_into_the_token_limit(fake, stop: str, kept: str | None) -> None:
+    looping = "Rome was old. It fell to forces such as the Huns and forces such as the Goths and forces such as the"
+
+    def handler(request: SeenRequest) -> Reply:
+        if request.kind == "skeleton":
+            return Reply("1. Age\n2. Invaders\n3. Money")
+        return Reply(looping if request.point == 1 else "Short.", stop_reason=stop)
+
+    server = fake(handler)
+    answer = await sot.ask("q", base_url=server.url, model="m", mode="sot")
+    assert answer.expansions[0] == (kept or looping)
+
+
 async def test_sequential_mode_makes_one_call(fake) -> None:
     server = fake(sot_script())
     answer = await sot.ask("q", base_url=server.url, model="m", mode="sequential")

@@ -69,6 +69,7 @@ CASES = [
         "11. The most obvious way\n12. The fall of the Western Roman Empire was primarily caused\n"
         "13. The 2\n14. Book a table at the restaurant’",
         [
+            "If you find someone",
             "Renting",
             "Keep them in a sunny spot",
             "Set aside",
@@ -217,6 +218,23 @@ LEGITIMATE = [
     'Use a 27" monitor',
     "The data is encrypted",
     "Chapters 1, 2, 3",
+    # From a review of the rules written after outside checks G-I.
+    "Rest between sets",
+    "Communication between partners",
+    "Will power",
+    "Will drafting",
+    "It can wait",
+    "If symptoms persist",
+    "Your answers to common questions",
+    "Focus on the positive",
+    "Look for the good",
+    "Embrace the new",
+    "Don't be afraid to ask",
+    "Be willing to learn",
+    "Make time to practice",
+    "Teach others to help",
+    "Know your why",
+    "Start with why",
 ]
 
 
@@ -254,6 +272,23 @@ TOPICS = [
         ["Using paper maps is more practical", "Paper maps are often more accurate", "Maps work offline"],
         ["Using paper maps is more practical", "Paper maps are often more accurate", "Maps work offline"],
     ),
+    # Pairs that differ in one word, even the question's, stay two points; so do words that only
+    # begin like a generic verb ("engagement", "maintenance").
+    (
+        "What are the differences between cats and dogs as pets?",
+        ["Cat grooming needs", "Dog grooming needs", "Cat exercise", "Dog exercise"],
+        ["Cat grooming needs", "Dog grooming needs", "Cat exercise", "Dog exercise"],
+    ),
+    (
+        "How do I grow my business and keep good staff?",
+        ["Customer engagement", "Customer retention", "Employee development", "Employee recognition"],
+        ["Customer engagement", "Customer retention", "Employee development", "Employee recognition"],
+    ),
+    (
+        "What costs should a new driver plan for?",
+        ["Car maintenance", "Car insurance", "Read books", "Read news"],
+        ["Car maintenance", "Car insurance", "Read books", "Read news"],
+    ),
     # Pairs that differ in one word or a number stay two points.
     ("What are the phases of a project?", LEGITIMATE[:6], LEGITIMATE[:6]),
 ]
@@ -262,7 +297,7 @@ TOPICS = [
 @pytest.mark.parametrize(("question", "outline", "expected"), TOPICS)
 def test_a_topic_written_twice_is_one_point(question: str, outline: list[str], expected: list[str]) -> None:
     text = "".join(f"{i}. {t}\n" for i, t in enumerate(outline, 1))
-    assert parse_skeleton(text, question=question) == expected
+    assert parse_skeleton(text) == expected
 
 
 def test_a_small_models_points_that_open_alike_are_one_topic() -> None:
@@ -271,14 +306,30 @@ def test_a_small_models_points_that_open_alike_are_one_topic() -> None:
         "4. Use beeswax wraps instead of plastic\n5. Use beeswax wraps for daily hygiene\n"
         "6. Support local charities\n7. Support local farms\n"
         "8. AI-powered diagnostic tools\n9. AI-powered chatbots help nurses\n"
+        "10. Turn off lights\n11. Turn off unused appliances\n"
     )
     question = "How can we reduce household waste?"
-    assert parse_skeleton(outline, question=question, strict=True) == [
+    assert parse_skeleton(outline, strict=True, question=question) == [
         "Buy local and support local businesses",
         "Compost food scraps",
         "Use beeswax wraps instead of plastic",
         "Support local charities",
         "AI-powered diagnostic tools",
         "AI-powered chatbots help nurses",
+        "Turn off lights",
+        "Turn off unused appliances",
     ]
-    assert len(parse_skeleton(outline, question=question)) == 9  # a larger model's points stay
+    assert len(parse_skeleton(outline)) == 10  # a larger model's points stay (the 11th is past the cap)
+
+
+def test_a_small_models_titles_that_open_on_the_questions_subject_open_on_what_follows() -> None:
+    question = "Can you explain the basics of quantum computing?"
+    titles = [  # the embedded model's, on vicuna80
+        "Quantum computing is a branch of computer science",
+        "Quantum computing is based on the principles of quantum mechanics",
+        "Quantum computing is a technology",
+    ]
+    outline = "".join(f"{i}. {t}\n" for i, t in enumerate(titles, 1))
+    assert parse_skeleton(outline, strict=True, question=question) == titles
+    pets = "1. Cat grooming needs\n2. Dog grooming needs\n3. Cat exercise\n"
+    assert len(parse_skeleton(pets, strict=True, question="Cats or dogs as pets?")) == 3

@@ -15,7 +15,7 @@ import anyio
 import httpx
 
 from .. import constants
-from ..backends._pool import pooled_transport
+from ..backends._pool import upstream_client
 from .asgi import Sender
 
 log = logging.getLogger("sot.proxy")
@@ -49,10 +49,7 @@ class Forwarder:
         self._key = upstream_key
         self._forward_client_auth = forward_client_auth
         self._turn = itertools.count()
-        self._http = httpx.AsyncClient(
-            transport=pooled_transport(max_connections),
-            timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S),
-        )
+        self._http = upstream_client(max_connections, timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S))
 
     def headers(self, incoming: Mapping[str, str]) -> dict[str, str]:
         out = {k: v for k, v in incoming.items() if k.lower() not in _HOP_BY_HOP and k.lower() != "authorization"}
