@@ -192,8 +192,9 @@ def tidy_expansion(
     # "This is a crucial step." says nothing of the point: dropped where something follows it.
     if len(kept) > 1 and _PRAISE.match(kept[0]):
         kept.pop(0)
-    # A closing lead-in ("Here are some tips:") announces what never came: the stop cut it off.
-    while kept and kept[-1].rstrip().endswith(":"):
+    # A closing lead-in ("Here are some tips:", "... include: 1.") announces what never came: the stop
+    # cut it off, at most after the number of a list it began.
+    while kept and (kept[-1].rstrip().endswith(":") or not _LETTER.search(kept[-1])):
         kept.pop()
     # One paragraph: a point is one line of the answer ("3. Title: text").
     text = " ".join(line.strip() for line in re.split(r"\r\n|\r|\n", "".join(kept)) if line.strip())

@@ -101,6 +101,13 @@ CASES = [
     ("This is a classic answer that requires a bit of creative thinking.", 0, ""),
     ("The answer is a simple and concise explanation of how to ask.", 0, ""),
     ("4.", 2, ""),
+    # Outside check K: a lead-in left with the first number of its list.
+    ("Herbs help. Products that help include: 1.", 2, "Herbs help."),
+    (
+        "Sleep lowers it. 2. Stress can be reduced by meditation. 3.",
+        2,
+        "Sleep lowers it. 2. Stress can be reduced by meditation.",
+    ),
 ]
 
 QUESTION = "How do I ask my boss for a raise without it being awkward?"
