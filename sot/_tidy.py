@@ -39,6 +39,7 @@ _META = re.compile(
       | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b
       | ^\s*the\s+(?:question|answer)\s*:
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
+      | \bthe\s+answer\s+to\s+the\s+question\b
       | ^\s*the\s+question\s+is\s+an?\b
       | \banswer\s+is\s+an?\s+(?:\w+\s+){0,3}(?:explanation|answer|response)\b""",
     re.IGNORECASE | re.VERBOSE,

@@ -225,7 +225,7 @@ def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: boo
 
 _LETTER_WORDS = re.compile(r"[^\W\d_]+")
 # A number the model tacked on after a comma ("Bring a camera for security, 9"): no part of the title.
-_STRAY_NUMBER = re.compile(r"(?<![\d\s,])\s*,\s*\d{1,3}\s*$")
+_STRAY_NUMBER = re.compile(r"(?<![\d\s,])(?:\s*,\s*\d{1,3})+\s*[.:;]?\s*$")
 # A point that opens on one of these and stops within a few words is half a sentence ("If you find someone").
 _SUBORDINATORS = frozenset(["if", "when", "whenever", "because", "although", "though", "unless", "since", "whereas"])
 # Of those, the ones a title cannot stop after ("When to stop", "Since 2010" and "While traveling" are whole).
@@ -302,6 +302,8 @@ def _fragment(title: str) -> bool:
     words = [w.casefold() for w in raw if w]
     if not words:
         return True
+    if len(words) > 1 and re.search(r"\w['’]s$", words[-1]):
+        return True  # "Don't let your boss's": a possessive whose noun never came
     if len(words) == 1:
         # "It’s": what is left of "It’s like what" once its open end is gone.
         subject = re.split(r"['’]", words[0])[0]

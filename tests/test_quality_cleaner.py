@@ -101,6 +101,8 @@ CASES = [
     ("This is a classic answer that requires a bit of creative thinking.", 0, ""),
     ("The answer is a simple and concise explanation of how to ask.", 0, ""),
     ("4.", 2, ""),
+    # Outside check L: the question quoted back as "the answer to the question".
+    ('The answer to the question "How can I cut waste" is to use straws. Straws last.', 2, "Straws last."),
     # Outside check K: a lead-in left with the first number of its list.
     ("Herbs help. Products that help include: 1.", 2, "Herbs help."),
     (

@@ -135,6 +135,11 @@ CASES = [
             "Get a second opinion",
         ],
     ),
+    # Numbers left after a title, and a possessive whose noun never came (outside check L).
+    (
+        "1. Use reusable straws, 10.\n2. Use reusable bags, 8, 9\n3. Don't let your boss's\n4. Chapters 1, 2, 3",
+        ["Use reusable straws", "Use reusable bags", "Chapters 1, 2, 3"],
+    ),
     # A clause opened and never finished is no title (outside check F).
     (
         "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
