@@ -119,6 +119,7 @@ DANGLING_WORDS = frozenset(
         "whereas",
         "just",
         "what",
+        "how",
         "whether",
     ]
 )

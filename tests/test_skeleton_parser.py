@@ -135,10 +135,11 @@ CASES = [
             "Get a second opinion",
         ],
     ),
-    # Numbers left after a title, and a possessive whose noun never came (outside check L).
+    # Numbers left after a title, a possessive whose noun never came (outside check L), a "how" with no clause.
     (
-        "1. Use reusable straws, 10.\n2. Use reusable bags, 8, 9\n3. Don't let your boss's\n4. Chapters 1, 2, 3",
-        ["Use reusable straws", "Use reusable bags", "Chapters 1, 2, 3"],
+        "1. Use reusable straws, 10.\n2. Use reusable bags, 8, 9\n3. Don't let your boss's\n4. Chapters 1, 2, 3\n"
+        "5. Remember how\n6. Build know-how",
+        ["Use reusable straws", "Use reusable bags", "Chapters 1, 2, 3", "Build know-how"],
     ),
     # A clause opened and never finished is no title (outside check F).
     (
