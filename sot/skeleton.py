@@ -263,6 +263,11 @@ _BARE_VERBS = frozenset(
         "bring",
         "allow",
         "help",
+        "reduce",
+        "improve",
+        "increase",
+        "limit",
+        "focus",
     ]
 )
 
@@ -296,9 +301,10 @@ def _fragment(title: str) -> bool:
     """Half a sentence rather than a title."""
     if any(rule.search(title) for rule in (_OPEN_SUPERLATIVE, _ABOUT_THE_TASK, _ONE_SIDED, _NO_SUBJECT, _NO_OBJECT)):
         return True
-    raw = [w.strip(".,;:!?’'\"") for w in _words(title)]
-    if len(raw) > 1 and len(raw[-1]) == 1 and raw[-1].isupper():
-        # "Plan B", "Vitamin A": a name, not an article left hanging; "Learn a L" is a word torn off.
+    raw = [w.strip(".,;:!?’'\"/") for w in _words(title)]
+    if len(raw) > 1 and ((len(raw[-1]) == 1 and raw[-1].isupper()) or raw[-1].isdigit()):
+        # "Plan B", "Vitamin A", "Phase 1": a name, not an article left hanging; "Learn a L" and
+        # "... during the 1" are words torn off.
         return raw[-2].casefold() in ("a", "an", "the")
     words = [w.casefold() for w in raw if w]
     if not words:
