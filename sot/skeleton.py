@@ -628,9 +628,11 @@ class SkeletonParser:
         capacity and options", "Podcasts" / "Language learning podcasts"), or three words or more
         shared and at most one apart. Points that differ in a word of two or three ("Short-term goals" /
         "Long-term goals", "Cat grooming" / "Dog grooming", "Support local businesses" / "Support
-        local charities") stay, the last unless strict."""
+        local charities") stay, the last unless strict. Strict, a point that opens on two topic words
+        of a kept one rewords it ("Internal issues contributed to the empire's demise" after "The fall
+        of Rome was largely attributed to internal issues, including corruption")."""
         opening = self._opening(point)
-        if opening and opening in self._openings:
+        if opening and (opening in self._openings or any(set(opening) <= other for _, other, _ in self._bags)):
             return True
         bag = _bag(point)
         topic = _topic(point)

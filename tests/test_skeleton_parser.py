@@ -320,7 +320,6 @@ def test_a_small_models_points_that_open_alike_are_one_topic() -> None:
         "Buy local and support local businesses",
         "Compost food scraps",
         "Use beeswax wraps instead of plastic",
-        "Support local charities",
         "AI-powered diagnostic tools",
         "AI-powered chatbots help nurses",
         "Turn off lights",
@@ -340,3 +339,17 @@ def test_a_small_models_titles_that_open_on_the_questions_subject_open_on_what_f
     assert parse_skeleton(outline, strict=True, question=question) == titles
     pets = "1. Cat grooming needs\n2. Dog grooming needs\n3. Cat exercise\n"
     assert len(parse_skeleton(pets, strict=True, question="Cats or dogs as pets?")) == 3
+
+
+def test_a_small_models_rewording_of_a_kept_point_is_one_point() -> None:
+    titles = [  # every outside checker's Roman-Empire answer from the embedded model had these
+        "The fall of Rome was largely attributed to internal issues, including corruption",
+        "The Roman Empire's downfall was largely attributed to external factors",
+        "Internal issues contributed to the empire's demise",
+        "External factors played a significant role in the Roman Empire's downfall",
+        "Economic decline weakened the army",
+    ]
+    outline = "".join(f"{i}. {t}\n" for i, t in enumerate(titles, 1))
+    question = "What were the main causes of the fall of the Roman Empire?"
+    assert parse_skeleton(outline, strict=True, question=question) == [titles[0], titles[1], titles[4]]
+    assert parse_skeleton(outline, question=question) == titles  # a larger model's outline is taken as written
