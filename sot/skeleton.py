@@ -415,8 +415,8 @@ def _torn_word(text: str) -> str:
         (len(words) > 2 and words[-2].casefold() == "to" and last.isalpha() and last.islower() and len(last) <= 2)
         # "Arrive at the interviewer’": a contraction cut (a quoted 'no' closes its own quote)
         or (len(words) > 1 and last[-1:] in "’'" and text.count(last[-1]) % 2 == 1)
-        # "Use a faster-d": a compound cut after its hyphen
-        or bool(re.search(r"[^\W\d_]{3,}-[a-z]$", last))
+        # "Use a faster-d", "south-fﬂ": a compound cut after its hyphen (a ligature is a letter torn too)
+        or bool(re.search(r"[^\W\d_]{3,}-(?:[a-z]|[a-z]?[\ufb00-\ufb06])$", last))
     )
     if torn and last not in _AFTER_TO:
         text = " ".join(words[:-1])

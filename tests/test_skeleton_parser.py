@@ -139,8 +139,9 @@ CASES = [
     # clause, a word torn to a number after an article, a bare verb (outside checks K and M).
     (
         "1. Use reusable straws, 10.\n2. Use reusable bags, 8, 9\n3. Don't let your boss's\n4. Chapters 1, 2, 3\n"
-        "5. Remember how\n6. Build know-how\n7. Cool your home during the 1\n8. Use/\n9. Reduce\n10. Focus",
-        ["Use reusable straws", "Use reusable bags", "Chapters 1, 2, 3", "Build know-how"],
+        "5. Remember how\n6. Build know-how\n7. Cool your home during the 1\n8. Use/\n9. Reduce\n10. Focus\n"
+        "11. AI\n12. Use a window with a south-f\ufb02",
+        ["Use reusable straws", "Use reusable bags", "Chapters 1, 2, 3", "Build know-how", "AI", "Use a window"],
     ),
     # A clause opened and never finished is no title (outside check F).
     (
