@@ -75,25 +75,22 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             await shard.aclose()
 
 
+def _limits(connections: int) -> httpx.Limits:
+    """A pool that keeps every connection it may open alive, for `POOL_KEEPALIVE_EXPIRY_S`."""
+    return httpx.Limits(
+        max_connections=connections,
+        max_keepalive_connections=connections,
+        keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
+    )
+
+
 def pooled_transport(max_connections: int, verify: ssl.SSLContext | bool = True) -> ShardedTransport:
-    """`max_connections` to upstreams in pools of `POOL_SHARD_CONNECTIONS` (at most `POOL_SHARDS`
-    pools), each keeping all of its connections alive for `POOL_KEEPALIVE_EXPIRY_S`."""
+    """`max_connections` to upstreams in pools of `POOL_SHARD_CONNECTIONS` (at most `POOL_SHARDS`)."""
     count = max(1, min(constants.POOL_SHARDS, -(-max_connections // constants.POOL_SHARD_CONNECTIONS)))
     sizes = [max_connections // count + (i < max_connections % count) for i in range(count)]
     # One TLS context for all: loading the CA bundle takes tens of milliseconds each time.
     context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify)
-    shards = [
-        httpx.AsyncHTTPTransport(
-            verify=context,
-            limits=httpx.Limits(
-                max_connections=size,
-                max_keepalive_connections=size,
-                keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
-            ),
-        )
-        for size in sizes
-    ]
-    return ShardedTransport(shards, sizes)
+    return ShardedTransport([httpx.AsyncHTTPTransport(verify=context, limits=_limits(size)) for size in sizes], sizes)
 
 
 def upstream_client(max_connections: int, verify: ssl.SSLContext | bool = True, **options: Any) -> httpx.AsyncClient:
@@ -101,10 +98,5 @@ def upstream_client(max_connections: int, verify: ssl.SSLContext | bool = True, 
     a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY), httpx's own pool, which honours it: httpx reads the
     environment only when it makes the transport itself."""
     if any(scheme in urllib.request.getproxies() for scheme in ("http", "https", "all")):
-        limits = httpx.Limits(
-            max_connections=max_connections,
-            max_keepalive_connections=max_connections,
-            keepalive_expiry=constants.POOL_KEEPALIVE_EXPIRY_S,
-        )
-        return httpx.AsyncClient(verify=verify, limits=limits, **options)
+        return httpx.AsyncClient(verify=verify, limits=_limits(max_connections), **options)
     return httpx.AsyncClient(transport=pooled_transport(max_connections, verify), **options)

@@ -52,8 +52,8 @@ class Reply:
     token_delay: float = 0.0
     fault: Fault | None = None
     fault_after: int = 0  # chunks sent before the fault
-    finish_reason: bool = True  # False: end with [DONE] alone, as some servers do
-    stop_reason: str = "stop"  # "length": the text ran into its token limit
+    # "length": the text ran into its token limit; None: end with [DONE] alone, as some servers do.
+    finish_reason: str | None = "stop"
     stream: bool = True  # False: answer with one JSON completion even when asked to stream
     keepalive_s: float = 0.0  # while stalled: send ": keep-alive" comments this often
     ensure_ascii: bool = True  # False: U+2028 and friends travel raw inside the JSON, as pydantic writes them
@@ -362,8 +362,8 @@ class FakeServer:
             await event(chunk({"role": "assistant", "content": word} if sent == 0 else {"content": word}))
         if reply.fault:
             return await self._fault(stream, reply.fault, event, reply.keepalive_s)
-        if reply.finish_reason:
-            await event(chunk({}, reply.stop_reason))
+        if reply.finish_reason is not None:
+            await event(chunk({}, reply.finish_reason))
         usage = {"prompt_tokens": len(request.prompt.split()), "completion_tokens": len(words)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         await event(json.dumps({"id": "u", "object": "chat.completion.chunk", "choices": [], "usage": usage}))

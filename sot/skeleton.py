@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from ._shape import SkeletonShape
 
@@ -359,7 +360,7 @@ def _bag(text: str) -> frozenset[str]:
 # factors"): they do not tell two points apart. Whole words, so "engagement" or "maintenance" still do.
 _GENERIC = (
     _BARE_VERBS
-    | {"stay", "focus", "improve", "maintain", "increase", "reduce", "limit", "seek", "establish", "follow"}
+    | {"stay", "maintain", "seek", "establish", "follow"}
     | {"prioritize", "way", "ways", "tip", "tips", "thing", "things", "important", "good", "better", "best"}
     | {"new", "other", "another", "different", "various", "key", "main"}
 )
@@ -396,7 +397,6 @@ _OPEN_PASSIVE = re.compile(
     re.IGNORECASE,
 )
 # "The most obvious way", "One of the best things", "A good way": praise of a way never named.
-#, "Another good way": praise of a way that is never named.
 _OPEN_SUPERLATIVE = re.compile(
     r"^(?:the|one\s+of\s+the|an?|another)\s+(?:most\s+\w+|best|simplest|easiest|good|great|simple|easy|better)"
     r"\s+(?:ways?|things?|ideas?|options?)$",
@@ -438,6 +438,16 @@ def _torn_word(text: str) -> str:
     if len(words) >= 3 and words[-1].casefold() in _WANTS_NOUN and words[-2].casefold() in _BEFORE_NOUN:
         text = _strip_dangling(" ".join(words[:-2]))
     return _strip_dangling(text) if len(_words(text)) >= 3 else text
+
+
+@dataclass(frozen=True)
+class _Traits:
+    """What a point is compared on, worked out once per point."""
+
+    bag: frozenset[str]  # its words (`_bag`)
+    topic: frozenset[str]  # its words less the generic ones (`_topic`)
+    short: bool  # a title of one or two words
+    opening: tuple[str, ...]  # its first two topic words, for a small model (empty: none to compare)
 
 
 def _key(text: str) -> str:
@@ -486,7 +496,6 @@ class SkeletonParser:
         # support ..." / "Buy locally sourced") are one topic. A larger model's "Support local
         # businesses" / "Support local charities" are two, so this is for small models only.
         self._strict = strict
-        self._openings: set[tuple[str, ...]] = set()
         self.max_points = max_points or shape.max_points
         self.max_point_chars = max_point_chars or shape.point_chars
         self.max_words = shape.point_words + 2  # a few words asked; a little more still reads as a title
@@ -495,8 +504,7 @@ class SkeletonParser:
         self.points: list[str] = []
         self.items = 0  # list items read, kept or not: more than points kept means repeats or fragments
         self._seen: set[str] = set()
-        # Each kept point's words, its topic words, and whether it is a title of one or two words.
-        self._bags: list[tuple[frozenset[str], frozenset[str], bool]] = []
+        self._kept: list[_Traits] = []
         self._last_cut = False  # the line before was stopped mid-phrase
         self._cut_line = False  # the line being parsed was stopped by the token limit
         self._buffer = ""
@@ -508,7 +516,7 @@ class SkeletonParser:
         """Points an earlier outline gave: this one's repeats of them are dropped, and they count
         toward ``max_points``."""
         for point in points:
-            self._remember(point)
+            self._remember(point, self._traits(point))
 
     @property
     def full(self) -> bool:
@@ -597,17 +605,22 @@ class SkeletonParser:
                 continue  # "The most", "If they", "Use": the start of a sentence the line never finished
             if not any(len(w) >= 2 for w in letters) or (len(letters) >= 3 and not any(len(w) >= 3 for w in letters)):
                 continue  # no title: a number, a symbol, or a run of letters ("B", "D, E, F, G")
-            if not key or key in self._seen or self.full or self._repeats(point):
+            if not key or key in self._seen or self.full:
                 continue
-            self._remember(point)
+            traits = self._traits(point)
+            if self._repeats(traits):
+                continue
+            self._remember(point, traits)
             added.append(point)
         return added
 
-    def _remember(self, point: str) -> None:
+    def _remember(self, point: str, traits: _Traits) -> None:
         self._seen.add(_key(point))
-        self._bags.append((_bag(point), _topic(point), len(_words(point)) <= 2))
-        self._openings.add(self._opening(point))
+        self._kept.append(traits)
         self.points.append(point)
+
+    def _traits(self, point: str) -> _Traits:
+        return _Traits(_bag(point), _topic(point), len(_words(point)) <= 2, self._opening(point))
 
     def _opening(self, point: str) -> tuple[str, ...]:
         """The first two topic words, where strict and there are two (else nothing to compare). A
@@ -622,7 +635,7 @@ class SkeletonParser:
         opening = tuple(stems[:2])
         return opening if len(opening) == 2 and opening[1] not in _PARTICLES else ()
 
-    def _repeats(self, point: str) -> bool:
+    def _repeats(self, new: _Traits) -> bool:
         """A kept point's topic again, compared without generic verbs: the same words
         ("Liquorization" / "Liquorizing"), all of one's inside the other's ("Storage" / "Storage
         capacity and options", "Podcasts" / "Language learning podcasts"), or three words or more
@@ -631,22 +644,18 @@ class SkeletonParser:
         local charities") stay, the last unless strict. Strict, a point that opens on two topic words
         of a kept one rewords it ("Internal issues contributed to the empire's demise" after "The fall
         of Rome was largely attributed to internal issues, including corruption")."""
-        opening = self._opening(point)
-        if opening and (opening in self._openings or any(set(opening) <= other for _, other, _ in self._bags)):
-            return True
-        bag = _bag(point)
-        topic = _topic(point)
-        short = len(_words(point)) <= 2
-        for kept, other, kept_short in self._bags:
-            if bag == kept:
+        topic = new.topic
+        for kept in self._kept:
+            other = kept.topic
+            if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):
                 return True
             if not topic or not other:
                 continue
             shared = len(topic & other)
             # One topic word inside another point's words is a repeat only as a title of its own
             # ("Storage"), not as what is left of a longer one once its generic words go.
-            inside = (topic <= other and (len(topic) > 1 or short)) or (
-                other <= topic and (len(other) > 1 or kept_short)
+            inside = (topic <= other and (len(topic) > 1 or new.short)) or (
+                other <= topic and (len(other) > 1 or kept.short)
             )
             if inside or (shared >= 3 and min(len(topic), len(other)) - shared <= 1):
                 return True

@@ -57,7 +57,7 @@ async def test_a_loop_is_cut_only_where_it_ran_into_the_token_limit(fake, stop: 
     def handler(request: SeenRequest) -> Reply:
         if request.kind == "skeleton":
             return Reply("1. Age\n2. Invaders\n3. Money")
-        return Reply(looping if request.point == 1 else "Short.", stop_reason=stop)
+        return Reply(looping if request.point == 1 else "Short.", finish_reason=stop)
 
     server = fake(handler)
     answer = await sot.ask("q", base_url=server.url, model="m", mode="sot")

@@ -187,7 +187,7 @@ async def test_a_cut_skeleton_is_retried_and_points_are_not_duplicated(fake) -> 
     assert len(server.of_kind("expand")) == 3
 
 
-@pytest.mark.parametrize("reply", [Reply("Plain text.", finish_reason=False), Reply("Plain text.", stream=False)])
+@pytest.mark.parametrize("reply", [Reply("Plain text.", finish_reason=None), Reply("Plain text.", stream=False)])
 async def test_servers_without_finish_reason_or_streaming_are_understood(fake, reply: Reply) -> None:
     server = fake(lambda request: reply)
     answer = await sot.ask("q", base_url=server.url, model="m", mode="sequential")
