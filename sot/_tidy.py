@@ -38,6 +38,7 @@ _META = re.compile(
       | \b(?:paragraphs?|sentences?)\b[^.!?]{0,80}?\b(?:your|the|this)\s+(?:answer|response)\b
       | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b
       | ^\s*the\s+(?:question|answer)\s*:
+      | ^\s*(?:the\s+)?answer\s+is\s*:\s*$
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
       | \bthe\s+answer\s+to\s+the\s+question\b
       | ^\s*the\s+question\s+is\s+an?\b
@@ -176,10 +177,19 @@ def tidy_expansion(
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
     asked = _WORDS.findall(question.casefold())
     kept = [
-        s
-        for s in sentences
-        if not _echoes(s, instructions or []) and not _META.search(s) and not _asks_again(s, asked)
+        s for s in sentences if not _echoes(s, instructions or []) and not _META.search(s) and not _asks_again(s, asked)
     ]
+    # A title recited after the content ("... by Friday. The answer is: 2. Set realistic deadlines."),
+    # with the number it had in the outline.
+    recited = {_words_of(t) for t in titles}
+    told: list[str] = []
+    for sentence in kept:
+        if told and _words_of(sentence) in recited:
+            if not _LETTER.search(told[-1]):
+                told.pop()
+            continue
+        told.append(sentence)
+    kept = told
     # A small model's loop ("The answer is: The answer is: ..."): each sentence once.
     seen: set[str] = set()
     unique = []

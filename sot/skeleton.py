@@ -287,6 +287,10 @@ _ABOUT_THE_TASK = re.compile(
 )
 # "The main difference between an IRA": a comparison with one side.
 _ONE_SIDED = re.compile(r"\bdifferences?\s+between\b(?!.*(?:\band\b|&|\bvs\b|/))", re.IGNORECASE)
+# "The first step in the process", "The final step": a step counted, never named.
+_NAMELESS_STEP = re.compile(
+    r"^(?:the\s+)?(?:first|second|third|fourth|fifth|next|final|last)\s+steps?(?:\s+(?:in|of)\b.*)?$", re.IGNORECASE
+)
 # "Will impact her plans", "She should know", "You should not hesitate": a sentence's verb without its
 # subject, or a subject and modal whose verb never got its object ("Can you afford it?" asks, and stays).
 _MODALS = r"(?:will|would|should|could|can|must|might)(?:\s+not)?"
@@ -300,7 +304,8 @@ _NO_OBJECT = re.compile(rf"^(?:she|he|they|you|we|i)\s+{_MODALS}\s+[a-z]+$", re.
 
 def _fragment(title: str) -> bool:
     """Half a sentence rather than a title."""
-    if any(rule.search(title) for rule in (_OPEN_SUPERLATIVE, _ABOUT_THE_TASK, _ONE_SIDED, _NO_SUBJECT, _NO_OBJECT)):
+    rules = (_OPEN_SUPERLATIVE, _ABOUT_THE_TASK, _ONE_SIDED, _NO_SUBJECT, _NO_OBJECT, _NAMELESS_STEP)
+    if any(rule.search(title) for rule in rules):
         return True
     raw = [w.strip(".,;:!?’'\"/") for w in _words(title)]
     if len(raw) > 1 and ((len(raw[-1]) == 1 and raw[-1].isupper()) or raw[-1].isdigit()):
@@ -313,9 +318,11 @@ def _fragment(title: str) -> bool:
     if len(words) > 1 and re.search(r"\w['’]s$", words[-1]):
         return True  # "Don't let your boss's": a possessive whose noun never came
     if len(words) == 1:
-        # "It’s": what is left of "It’s like what" once its open end is gone.
+        # "It’s": what is left of "It’s like what" once its open end is gone; "Re": a word torn off
+        # ("AI" and "UX" are names).
         subject = re.split(r"['’]", words[0])[0]
-        return words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
+        torn = len(words[0]) <= 2 and not raw[0].isupper() and words[0] not in _AFTER_TO
+        return torn or words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
     if len(words) == 2 and words[-1] in DANGLING_WORDS:
         return True  # "The most", "Keep your"
     if _OPEN_ADJECTIVE.match(" ".join(words)):
@@ -369,6 +376,40 @@ _GENERIC = (
 def _topic(text: str) -> frozenset[str]:
     """`_bag` without the generic words: what two points are compared on."""
     return frozenset(_stems(text, skip=_GENERIC))
+
+
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# Verbs that open advice titles ("Support Spanish language", "Choose a window"). A small model
+# says one thing twice with two of them; what the verb acts on tells its points apart.
+_ADVICE_VERBS = _BARE_VERBS | _word_set(
+    "support offer encourage promote read write watch listen talk speak eat drink sleep exercise save "
+    "spend invest pay buy sell plan prepare review research check clean wash store open close turn switch "
+    "install plant grow cook walk visit join call share discuss explain understand know remember manage "
+    "track monitor schedule organize declutter apply attend replace repair protect cover block seal "
+    "insulate hang place wear carry pack bring cut lower raise boost cultivate foster nurture teach show "
+    "expose immerse surround celebrate reward praise cap automate compare negotiate"
+)
+# Words after which the first word of a title is its verb ("Choose a window", "Track your spending").
+_DETERMINERS = _word_set("a an the your my our their some more less each every this these those")
+
+
+def _object(text: str, asked: frozenset[str]) -> frozenset[str]:
+    """What an advice title acts on: its topic words without its opening verb and without the
+    question's own words ("Support Spanish language" on raising a child to speak Spanish: "language").
+    Empty for a title that is not advice, or whose object is only the question's subject."""
+    words = _words(text)
+    if len(words) < 2:
+        return frozenset()
+    verb = words[0].casefold()
+    if verb not in _ADVICE_VERBS and words[1].casefold() not in _DETERMINERS:
+        return frozenset()
+    acts_on = frozenset(_stems(" ".join(words[1:]), skip=_GENERIC)) - asked
+    # One word left of a long title ("Reduce plastic waste by using reusable products": "reusable")
+    # is what the question's words left over, not what it acts on.
+    return acts_on if len(acts_on) > 1 or len(words) <= 3 else frozenset()
 
 
 # Verbs a title does not end on after "to": what they act on is missing.
@@ -448,6 +489,7 @@ class _Traits:
     topic: frozenset[str]  # its words less the generic ones (`_topic`)
     short: bool  # a title of one or two words
     opening: tuple[str, ...]  # its first two topic words, for a small model (empty: none to compare)
+    object: frozenset[str]  # what it acts on, as advice, for a small model (`_object`; empty: none)
 
 
 def _key(text: str) -> str:
@@ -620,7 +662,8 @@ class SkeletonParser:
         self.points.append(point)
 
     def _traits(self, point: str) -> _Traits:
-        return _Traits(_bag(point), _topic(point), len(_words(point)) <= 2, self._opening(point))
+        acts_on = _object(point, self._asked) if self._strict else frozenset()
+        return _Traits(_bag(point), _topic(point), len(_words(point)) <= 2, self._opening(point), acts_on)
 
     def _opening(self, point: str) -> tuple[str, ...]:
         """The first two topic words, where strict and there are two (else nothing to compare). A
@@ -645,9 +688,13 @@ class SkeletonParser:
         of a kept one rewords it ("Internal issues contributed to the empire's demise" after "The fall
         of Rome was largely attributed to internal issues, including corruption")."""
         topic = new.topic
+        if self._strict and len(topic) >= 3 and topic <= self._asked:
+            return True  # the question again ("Support Spanish language" on supporting a child's Spanish)
         for kept in self._kept:
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):
+                return True
+            if new.object and kept.object and (new.object <= kept.object or kept.object <= new.object):
                 return True
             if not topic or not other:
                 continue

@@ -143,6 +143,11 @@ CASES = [
         "11. AI\n12. Use a window with a south-f\ufb02",
         ["Use reusable straws", "Use reusable bags", "Chapters 1, 2, 3", "Build know-how", "AI", "Use a window"],
     ),
+    # A word torn to two letters, a step counted and never named (outside check N); "Do" and "AI" are titles.
+    (
+        "1. Re\n2. The first step in the process\n3. The final step\n4. Do\n5. AI\n6. First steps with Git",
+        ["Do", "AI", "First steps with Git"],
+    ),
     # A clause opened and never finished is no title (outside check F).
     (
         "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
@@ -183,7 +188,7 @@ def test_caps_count_and_length() -> None:
 
 
 def test_control_characters_are_dropped() -> None:
-    assert parse_skeleton("1. a\x07b\x1b[31m\n2. Cc") == ["ab[31m", "Cc"]
+    assert parse_skeleton("1. a\x07b\x1b[31m\n2. Cats") == ["ab[31m", "Cats"]
 
 
 def test_a_last_line_stopped_by_the_token_limit_ends_at_its_last_whole_phrase() -> None:
@@ -354,3 +359,47 @@ def test_a_small_models_rewording_of_a_kept_point_is_one_point() -> None:
     question = "What were the main causes of the fall of the Roman Empire?"
     assert parse_skeleton(outline, strict=True, question=question) == [titles[0], titles[1], titles[4]]
     assert parse_skeleton(outline, question=question) == titles  # a larger model's outline is taken as written
+
+
+def test_a_small_models_advice_on_one_thing_with_two_verbs_is_one_point() -> None:
+    # Outside checkers' sets K and N, from the embedded model: the same object with another verb,
+    # or more words after it.
+    question = "How can I keep my house cool in summer without AC?"
+    outline = "1. Choose a window\n2. Close the blinds\n3. Use a window with a south-facing view\n4. Plant trees\n"
+    assert parse_skeleton(outline, strict=True, question=question) == [
+        "Choose a window",
+        "Close the blinds",
+        "Plant trees",
+    ]
+    damp = (
+        "1. Remove old books\n2. Use a dehumidifier\n3. Use a dehumidifier to keep your home dry\n4. Seal the walls\n"
+    )
+    assert parse_skeleton(damp, strict=True, question="How do I stop mold in my basement?") == [
+        "Remove old books",
+        "Use a dehumidifier",
+        "Seal the walls",
+    ]
+    # What the question's words leave of a long title is not what it acts on: the reusable things stay.
+    plastic = (
+        "1. Reduce plastic waste by using reusable products\n2. Use reusable containers for food\n"
+        "3. Use reusable straws for drinking water\n4. Use reusable bags for shopping\n"
+    )
+    question = "How can a household reduce the plastic waste it produces?"
+    assert len(parse_skeleton(plastic, strict=True, question=question)) == 4
+    assert len(parse_skeleton(outline, question=question)) == 4  # a larger model's outline is taken as written
+
+
+def test_a_small_models_title_that_only_says_the_question_again_is_no_point() -> None:
+    question = "My daughter is learning Spanish at school. How can we support her language learning at home?"
+    outline = (
+        "1. Provide language learning resources\n2. Support Spanish language\n3. Watch cartoons in Spanish\n"
+        "4. Label things around the house\n"
+    )
+    assert parse_skeleton(outline, strict=True, question=question) == [
+        "Provide language learning resources",
+        "Watch cartoons in Spanish",
+        "Label things around the house",
+    ]
+    # Two words of the question are an aspect it names, and stay ("Renting a car" on car or train).
+    cars = "1. Renting a car\n2. Public transport passes\n3. Travel time\n"
+    assert len(parse_skeleton(cars, strict=True, question="Should I rent a car or use public transport?")) == 3
