@@ -295,7 +295,7 @@ class Orchestrator:
             return await self._sequential(question, caller, emit, draft, why, run.records, history)
 
         points = [sanitize(point) for point in run.points]
-        expansions = [run.expansions.get(i) or points[i] for i in range(len(points))]
+        expansions = [run.expansions.get(i, "") for i in range(len(points))]
         answer = self._answer(question, "sot", reason, sorted(run.records, key=lambda c: c.start_s))
         answer.points = points
         answer.expansions = expansions

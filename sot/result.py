@@ -75,6 +75,8 @@ class Answer:
 
     ``text`` is the stitched SoT answer (``N. Title: expansion`` per point, in skeleton order) or the
     sequential answer; ``points`` and ``expansions`` are its parts, ``calls`` every model call made.
+    A point with no text of its own (its call failed, listed in ``failed_points``, or it said nothing
+    once cleaned) has an empty expansion, and its line in ``text`` is its title alone.
     """
 
     text: str

@@ -198,5 +198,6 @@ async def test_cleaned_once_every_view_shows_the_same_text(fake) -> None:
         "2. Enhanced sleep quality",
         "3. Clear naming",
     ]
+    assert answer.expansions == ["Validate every input.", "", ""]  # as --json shows them: nothing is no text
     # The prompt keeps one shared prefix across expansions: only the point line differs.
     assert answer.shared_prefix_fraction is not None and answer.shared_prefix_fraction > 0.8
