@@ -287,6 +287,8 @@ _ABOUT_THE_TASK = re.compile(
 )
 # "The main difference between an IRA": a comparison with one side.
 _ONE_SIDED = re.compile(r"\bdifferences?\s+between\b(?!.*(?:\band\b|&|\bvs\b|/))", re.IGNORECASE)
+# Adjectives a noun should follow: participles and "-able" words ("recycled", "biodegradable"; not "seed").
+_ADJECTIVE_END = re.compile(r"^\w{2,}(?:[^e]ed|able|ible)$")
 # "The first step in the process", "The final step": a step counted, never named.
 _NAMELESS_STEP = re.compile(
     r"^(?:the\s+)?(?:first|second|third|fourth|fifth|next|final|last)\s+steps?(?:\s+(?:in|of)\b.*)?$", re.IGNORECASE
@@ -325,6 +327,8 @@ def _fragment(title: str) -> bool:
         return torn or words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
     if len(words) == 2 and words[-1] in DANGLING_WORDS:
         return True  # "The most", "Keep your"
+    if len(words) == 2 and words[0] in _OBJECT_FIRST and _ADJECTIVE_END.search(words[1]):
+        return True  # "Use recycled", "Use biodegradable": what to use never came ("Get organized" is whole)
     if _OPEN_ADJECTIVE.match(" ".join(words)):
         return True
     # "If you are still unsure about anything": a long condition with no main clause ("If in doubt,
@@ -418,6 +422,8 @@ _NEEDS_OBJECT = frozenset(
     {"use", "make", "get", "take", "keep", "find", "give", "set", "put", "add", "ensure", "provide", "bring"}
     | {"see", "recognize", "identify", "determine", "prevent", "reduce", "improve", "increase", "create"}
 )
+# ... and those that take no adjective for one ("Get organized", "Keep focused" are whole).
+_OBJECT_FIRST = (_NEEDS_OBJECT - {"get", "keep"}) | {"buy", "choose", "avoid"}
 _WANTS_NOUN = frozenset(
     {"positive", "negative", "faster", "better", "healthy", "healthier", "good", "great", "costly", "strong"}
     | {"clear", "quick", "quicker", "high", "higher", "low", "lower", "new", "long", "short", "deep", "local"}

@@ -148,6 +148,11 @@ CASES = [
         "1. Re\n2. The first step in the process\n3. The final step\n4. Do\n5. AI\n6. First steps with Git",
         ["Do", "AI", "First steps with Git"],
     ),
+    # A verb whose object stopped at its adjective (outside checks L and M); idioms stay.
+    (
+        "1. Use recycled\n2. Use biodegradable\n3. Get organized\n4. Eat local\n5. Plant seed\n6. Avoid processed",
+        ["Get organized", "Eat local", "Plant seed"],
+    ),
     # A clause opened and never finished is no title (outside check F).
     (
         "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
