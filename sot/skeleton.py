@@ -285,10 +285,39 @@ _OPEN_ADJECTIVE = re.compile(
 _ABOUT_THE_TASK = re.compile(
     r"^(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)\s+(?:is|was)\b", re.IGNORECASE
 )
-# "The main difference between an IRA": a comparison with one side.
-_ONE_SIDED = re.compile(r"\bdifferences?\s+between\b(?!.*(?:\band\b|&|\bvs\b|/))", re.IGNORECASE)
+# "The main difference between an IRA", "The choice between a laptop with an SSD", "... used in both
+# traditional laptops": a comparison or pair with one side ("Rest between sets" names no side).
+_ONE_SIDED = re.compile(
+    r"\b(?:differences?\s+between|between\s+(?:a|an|the|your|my|our|their)|(?:in|for|of|by|to|with|on)\s+both)\b"
+    r"(?!.*(?:\band\b|&|\bvs\b|/|\bor\b))",
+    re.IGNORECASE,
+)
 # Adjectives a noun should follow: participles and "-able" words ("recycled", "biodegradable"; not "seed").
 _ADJECTIVE_END = re.compile(r"^\w{2,}(?:[^e]ed|able|ible)$")
+# Phrases that set a sentence in time or turn it, and are no point alone.
+_ADVERBIALS = frozenset(
+    [
+        "in the long run",
+        "in the long term",
+        "in the short term",
+        "in the short run",
+        "in recent years",
+        "in some cases",
+        "in general",
+        "in conclusion",
+        "in addition",
+        "in other words",
+        "in fact",
+        "on the other hand",
+        "for example",
+        "for instance",
+        "at the same time",
+        "as a result",
+        "in summary",
+        "however",
+        "overall",
+    ]
+)
 # "The first step in the process", "The final step": a step counted, never named.
 _NAMELESS_STEP = re.compile(
     r"^(?:the\s+)?(?:first|second|third|fourth|fifth|next|final|last)\s+steps?(?:\s+(?:in|of)\b.*)?$", re.IGNORECASE
@@ -327,6 +356,8 @@ def _fragment(title: str) -> bool:
         return torn or words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
     if len(words) == 2 and words[-1] in DANGLING_WORDS:
         return True  # "The most", "Keep your"
+    if " ".join(words) in _ADVERBIALS or (words[0] in ("in", "for") and words[1] == "some" and "," not in title):
+        return True  # "In the long run", "In some species of plants": where or when, never what
     if len(words) == 2 and words[0] in _OBJECT_FIRST and _ADJECTIVE_END.search(words[1]):
         return True  # "Use recycled", "Use biodegradable": what to use never came ("Get organized" is whole)
     if _OPEN_ADJECTIVE.match(" ".join(words)):
@@ -443,6 +474,12 @@ _OPEN_PASSIVE = re.compile(
     r"(?:caused|due|attributed|driven|influenced|determined|based|characterized|followed|marked|known)$",
     re.IGNORECASE,
 )
+# "Paying off your loans early can be a great way": praise of a way whose "to ..." never came; what
+# comes before it is the title.
+_OPEN_PRAISE = re.compile(
+    r"\s+(?:is|are|was|can\s+be|could\s+be|may\s+be|will\s+be)\s+(?:a|an|the|one\s+of\s+the)\s+(?:\w+\s+){0,2}ways?$",
+    re.IGNORECASE,
+)
 # "The most obvious way", "One of the best things", "A good way": praise of a way never named.
 _OPEN_SUPERLATIVE = re.compile(
     r"^(?:the|one\s+of\s+the|an?|another)\s+(?:most\s+\w+|best|simplest|easiest|good|great|simple|easy|better)"
@@ -467,6 +504,9 @@ def _torn_word(text: str) -> str:
     )
     if torn and last not in _AFTER_TO:
         text = " ".join(words[:-1])
+    praised = _OPEN_PRAISE.search(text)
+    if praised and praised.start() > 0:
+        text = text[: praised.start()]
     passive = _OPEN_PASSIVE.search(text)
     if passive and len(_words(text[: passive.start()])) >= 2:
         text = text[: passive.start()]
@@ -621,9 +661,14 @@ class SkeletonParser:
             return []
         body = re.sub(rf"^\s*{number}\s*[.)]\s+", "", body)  # "6. 6. Social connections"
         parts = _split_inline(body, number) or [(number, body)]
-        self._last_number = parts[-1][0]
         # A line stopped by the length cap is cut in its last part only.
         line_cut = self._cut_line or len(body.strip()) >= self.line_chars - 1
+        if line_cut and len(parts) > 1:
+            # "1. ... 2. The Earth's atmosphere scatters," then "2. Blue light ...": a point begun inside
+            # a line and stopped by its cap; the next line mostly begins it again, under its number.
+            parts.pop()
+            line_cut = False
+        self._last_number = parts[-1][0]
         return self._accept([text for _, text in parts], last_cut=line_cut)
 
     def _continues(self, text: str) -> bool:

@@ -1,6 +1,7 @@
 import pytest
 
 from sot import SkeletonParser, parse_skeleton
+from sot._shape import SkeletonShape
 
 CASES = [
     ("1. Plan ahead\n2. Sleep well\n3. Eat right", ["Plan ahead", "Sleep well", "Eat right"]),
@@ -152,6 +153,21 @@ CASES = [
     (
         "1. Use recycled\n2. Use biodegradable\n3. Get organized\n4. Eat local\n5. Plant seed\n6. Avoid processed",
         ["Get organized", "Eat local", "Plant seed"],
+    ),
+    # Outside check O: a comparison or pair with one side, a way never said, where or when alone; a ratio
+    # is no title's end.
+    (
+        "1. In recent years, SSDs are used in both traditional laptops\n2. The choice between a laptop with an SSD\n"
+        "3. Paying off your loans early can be a great way\n4. In the long run\n5. In some species of plants\n"
+        "6. Rest between sets\n7. Use a pot with a 1:1 mix\n8. Choose between an SSD or a hard drive\n"
+        "9. In the kitchen",
+        [
+            "Paying off your loans early",
+            "Rest between sets",
+            "Use a pot with a 1:1 mix",
+            "Choose between an SSD or a hard drive",
+            "In the kitchen",
+        ],
     ),
     # A clause opened and never finished is no title (outside check F).
     (
@@ -408,3 +424,22 @@ def test_a_small_models_title_that_only_says_the_question_again_is_no_point() ->
     # Two words of the question are an aspect it names, and stay ("Renting a car" on car or train).
     cars = "1. Renting a car\n2. Public transport passes\n3. Travel time\n"
     assert len(parse_skeleton(cars, strict=True, question="Should I rent a car or use public transport?")) == 3
+
+
+def test_a_point_begun_inside_a_line_its_cap_stopped_is_left_for_the_next_line() -> None:
+    # The embedded model (outside set I): it numbers on inside a line, the line's cap stops it, and the
+    # next line begins that point again under the same number.
+    outline = (
+        "1. The sky appears blue because of the way our eyes perceive light. 2. The Earth's atmosphere scatters,\n"
+        "2. Blue light from the sun reaches our eyes and our brains can see it as a different color than the sun\n"
+        "3. Rain falls\n"
+    )
+    shape = SkeletonShape()
+    assert len(outline.splitlines()[0]) >= shape.line_chars  # as the grammar stops it
+    assert parse_skeleton(outline, shape=shape) == [
+        "The sky appears blue",
+        "Blue light from the sun reaches our eyes",
+        "Rain falls",
+    ]
+    # A line that ended by itself keeps every point on it.
+    assert parse_skeleton("1. Plan ahead 2. Sleep well\n3. Eat right\n") == ["Plan ahead", "Sleep well", "Eat right"]

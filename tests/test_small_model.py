@@ -65,7 +65,7 @@ async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: 
     # The unled answer where there is one; else the title, as before: the second try never fails the answer.
     expected = "Greens feed you." if unled == "Greens feed you." else ""
     assert answer.expansions[0] == "Sleep more." and answer.failed_points == []
-    assert answer.expansions[1] == (expected or "Eat greens")
+    assert answer.expansions[1] == expected  # empty where the point has no text of its own
     assert answer.text.splitlines()[1] == ("2. Eat greens: Greens feed you." if expected else "2. Eat greens")
     unled_calls = [r for r in backend.requests if not is_skeleton(r) and r.messages[-1].role != "assistant"]
     assert len(unled_calls) == 2  # points 2 and 3 were empty when led
