@@ -145,6 +145,10 @@ def _words(text: str) -> list[str]:
     return text.split()
 
 
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
 def _dangles(text: str) -> bool:
     """Whether a line of a few words or more ends on a word no phrase ends on ("... them into a")."""
     words = _words(text)
@@ -281,15 +285,18 @@ _OPEN_ADJECTIVE = re.compile(
 )
 
 
-# "The answer is not only", "This answer is not just a simple one": the model talking about its task.
+# "The answer is not only", "This answer is not just a simple one", "The list is incomplete": the model
+# talking about its task.
 _ABOUT_THE_TASK = re.compile(
-    r"^(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)\s+(?:is|was)\b", re.IGNORECASE
+    r"^(?:the|this|my|your|an?)\s+(?:answer|question|outline|response|list)\s+(?:is|was)\b", re.IGNORECASE
 )
 # "The main difference between an IRA", "The choice between a laptop with an SSD", "... used in both
-# traditional laptops": a comparison or pair with one side ("Rest between sets" names no side).
+# traditional laptops", "... is not only the best decision": a comparison or pair with one side ("Rest
+# between sets" names no side).
 _ONE_SIDED = re.compile(
     r"\b(?:differences?\s+between|between\s+(?:a|an|the|your|my|our|their)|(?:in|for|of|by|to|with|on)\s+both)\b"
-    r"(?!.*(?:\band\b|&|\bvs\b|/|\bor\b))",
+    r"(?!.*(?:\band\b|&|\bvs\b|/|\bor\b))"
+    r"|\bnot\s+only\b(?!.*\bbut\b)",
     re.IGNORECASE,
 )
 # Adjectives a noun should follow: participles and "-able" words ("recycled", "biodegradable"; not "seed").
@@ -356,6 +363,8 @@ def _fragment(title: str) -> bool:
         return torn or words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
     if len(words) == 2 and words[-1] in DANGLING_WORDS:
         return True  # "The most", "Keep your"
+    if words[0] in ("to", "of") and words[1] in ("the", "a", "an"):
+        return True  # "To the collapse of the Roman Empire in 271 AD": the end of the sentence before it
     if " ".join(words) in _ADVERBIALS or (words[0] in ("in", "for") and words[1] == "some" and "," not in title):
         return True  # "In the long run", "In some species of plants": where or when, never what
     if len(words) == 2 and words[0] in _OBJECT_FIRST and _ADJECTIVE_END.search(words[1]):
@@ -413,10 +422,6 @@ def _topic(text: str) -> frozenset[str]:
     return frozenset(_stems(text, skip=_GENERIC))
 
 
-def _word_set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
 # Verbs that open advice titles ("Support Spanish language", "Choose a window"). A small model
 # says one thing twice with two of them; what the verb acts on tells its points apart.
 _ADVICE_VERBS = _BARE_VERBS | _word_set(
@@ -467,11 +472,13 @@ _WH_WORDS = frozenset(["when", "how", "what", "where", "whether", "who", "which"
 _AFTER_TO = frozenset(["be", "do", "go", "it", "me", "us", "up", "an"])
 
 
-# "X was primarily caused", "Y is driven": a passive verb with no agent leaves the title unfinished;
-# what comes before the verb is the title ("The fall of the Western Roman Empire").
+# "X was primarily caused", "Y is driven", "The human eye is designed", "Z is also a part": a passive
+# verb with no agent, or a part of nothing named, leaves the title unfinished; what comes before the
+# verb is the title ("The fall of the Western Roman Empire").
 _OPEN_PASSIVE = re.compile(
-    r"\s+(?:is|are|was|were|has\s+been|have\s+been|can\s+be|be)(?:\s+\w+ly)?\s+"
-    r"(?:caused|due|attributed|driven|influenced|determined|based|characterized|followed|marked|known)$",
+    r"\s+(?:is|are|was|were|has\s+been|have\s+been|can\s+be|be)(?:\s+(?:\w+ly|not))?\s+"
+    r"(?:caused|due|attributed|driven|influenced|determined|based|characterized|followed|marked|known|considered"
+    r"|designed|used|made|seen|part|also\s+a\s+part|a\s+part)$",
     re.IGNORECASE,
 )
 # "Paying off your loans early can be a great way": praise of a way whose "to ..." never came; what
@@ -504,6 +511,7 @@ def _torn_word(text: str) -> str:
     )
     if torn and last not in _AFTER_TO:
         text = " ".join(words[:-1])
+    text = re.sub(r"\s+(?:or|and)\s+other$", "", text, flags=re.IGNORECASE)  # "Bring a laptop or other"
     praised = _OPEN_PRAISE.search(text)
     if praised and praised.start() > 0:
         text = text[: praised.start()]

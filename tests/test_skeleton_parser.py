@@ -169,6 +169,22 @@ CASES = [
             "In the kitchen",
         ],
     ),
+    # The embedded model's outlines of all outside questions: "not only" with no "but",
+    # a passive with no agent, a part of nothing, the end of the sentence before, talk of the list.
+    (
+        "1. Rest well\n2. Small apartments are not only the best decision\n3. The traditional IRA is not considered\n"
+        "4. Roth IRA is also a part\n5. To the collapse of the Roman Empire in 271 AD\n6. The list is incomplete\n"
+        "7. Bring a laptop or other\n8. Not only cheap but also quick\n9. Don't just save money\n10. Plan B",
+        [
+            "Rest well",
+            "The traditional IRA",
+            "Roth IRA",
+            "Bring a laptop",
+            "Not only cheap but also quick",
+            "Don't just save money",
+            "Plan B",
+        ],
+    ),
     # A clause opened and never finished is no title (outside check F).
     (
         "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
