@@ -91,11 +91,16 @@ def _unloop(text: str) -> str:
     return text
 
 
+# The question sent back in the second person ("... paying off your loans" for "my loans"): both
+# are read in the first.
+_AS_ASKED = {"you": "i", "your": "my", "yours": "mine", "yourself": "myself", "are": "am"}
+
+
 def _asks_again(sentence: str, asked: list[str]) -> bool:
     """The user's question pasted back: asked again (a question mark, or in the question's order),
     every word the question's, and most of the question. "It is worth learning to code." answers
     "Is it worth learning to code?" and stays."""
-    words = _WORDS.findall(sentence.casefold())
+    words = [_AS_ASKED.get(w, w) for w in _WORDS.findall(sentence.casefold())]
     if len(words) < max(4, 0.7 * len(asked)) or not set(words) <= set(asked):
         return False
     return sentence.rstrip().endswith("?") or words == asked[: len(words)]
@@ -175,7 +180,7 @@ def tidy_expansion(
     # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
     text = _PROMPT_LINE.sub("", text)
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
-    asked = _WORDS.findall(question.casefold())
+    asked = [_AS_ASKED.get(w, w) for w in _WORDS.findall(question.casefold())]
     kept = [
         s for s in sentences if not _echoes(s, instructions or []) and not _META.search(s) and not _asks_again(s, asked)
     ]

@@ -110,6 +110,12 @@ CASES = [
         2,
         "Sleep lowers it. 2. Stress can be reduced by meditation.",
     ),
+    # Outside check O: the question sent back in the second person.
+    (
+        "How do you ask your boss for a raise without it being awkward. Ask in person.",
+        0,
+        "Ask in person.",
+    ),
     # README's first answer: the point's own title recited after a label and its number.
     ("Sleep lowers stress. The answer is: 2. Enhanced sleep quality.", 1, "Sleep lowers stress."),
     ("Names help. 3. Clear naming. Names last.", 2, "Names help. Names last."),
