@@ -26,9 +26,17 @@ log = logging.getLogger("sot.answer")
 
 
 def point_line(index: int, title: str, body: str) -> str:
-    """One point as the answer shows it: ``N. Title: body`` (just the title when it has no body)."""
+    """One point as the answer shows it: ``N. Title: body`` (just the title when it has no body; a
+    title that asks or exclaims is followed by its body as by a sentence: "Can you afford it? Check ...")."""
     head = title.rstrip(".:; ")
-    return f"{index + 1}. {head}: {body}" if body and body != title else f"{index + 1}. {head}"
+    if not body or body == title:
+        return f"{index + 1}. {head}"
+    return f"{index + 1}. {head}{after_title(head)}{body}"
+
+
+def after_title(head: str) -> str:
+    """What joins a title to its text: a colon, or a space after a title that asks or exclaims."""
+    return " " if head.endswith(("?", "!")) else ": "
 
 
 def stitch(points: list[str], expansions: list[str]) -> str:

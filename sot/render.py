@@ -15,6 +15,7 @@ from rich.live import Live
 from rich.text import Text
 
 from . import events
+from ._draft import after_title
 from ._sanitize import sanitize
 
 
@@ -89,10 +90,11 @@ class LiveRenderer:
         for i, title in enumerate(self.titles):
             mark = {"running": "…", "done": "✓", "failed": "✗"}.get(self.state.get(i, ""), " ")
             line = Text(f"{mark} {i + 1}. ", style="bold")
-            line.append(title.rstrip(".:; "), style="bold cyan")
+            head = title.rstrip(".:; ")
+            line.append(head, style="bold cyan")
             body = self.texts.get(i, "").strip().replace("\n", " ")
             if body:
-                line.append(": " + body)
+                line.append(after_title(head) + body)
             lines.append(line)
         if self.sequential:
             lines.append(Text(self.sequential))

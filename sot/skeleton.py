@@ -387,16 +387,37 @@ _PARTICLES = frozenset(["off", "on", "up", "down", "out", "back", "away", "over"
 _COMPOUNDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 
 
-def _stems(text: str, words: re.Pattern[str] = _TOPIC_WORDS, skip: frozenset[str] = frozenset()) -> list[str]:
+# Words a small model uses for one another in one outline ("The Roman Empire's collapse" on its fall,
+# "Greener option" / "Sustainable option"): compared as one.
+_SAME = {
+    word: group.split()[0]
+    for group in (
+        "fall collapse downfall demise decline",
+        "benefit advantage pro",
+        "drawback disadvantage con downside",
+        "sustainable greener eco-friendly environmentally-friendly",
+        "option choice alternative",
+        "improve enhance boost",
+        "reduce lower decrease minimize",
+        "cost price expense",
+    )
+    for word in group.split()
+}
+
+
+def _stems(
+    text: str, words: re.Pattern[str] = _TOPIC_WORDS, skip: frozenset[str] = frozenset(), same: bool = True
+) -> list[str]:
     """`text`'s topic `words` in order, but those in `skip`, cut as `_bag` cuts them (a plural "s"
-    first: "maps" is "map")."""
+    first: "maps" is "map"), and read as `_SAME` reads them where `same`."""
     stems = []
     for i, word in enumerate(words.findall(text)):
         if word[0].isdigit() or (len(word) == 1 and i > 0 and word.isupper()):
             stems.append(word)
         elif len(word) > 1 and word.casefold() not in _NON_TOPIC and word.casefold() not in skip:
             word = word.casefold()
-            stems.append((word[:-1] if len(word) > 3 and word[-1] == "s" and word[-2] != "s" else word)[:5])
+            word = word[:-1] if len(word) > 3 and word[-1] == "s" and word[-2] != "s" else word
+            stems.append((_SAME.get(word, word) if same else word)[:5])
     return stems
 
 
@@ -588,6 +609,7 @@ class SkeletonParser:
     ) -> None:
         shape = shape or SkeletonShape()
         self._asked = frozenset(_stems(question, _COMPOUNDS))
+        self._asked_as_written = frozenset(_stems(question, _COMPOUNDS, same=False))  # for openings
         # A small model's outline: points that open on the same two topic words ("Buy local and
         # support ..." / "Buy locally sourced") are one topic. A larger model's "Support local
         # businesses" / "Support local charities" are two, so this is for small models only.
@@ -730,9 +752,11 @@ class SkeletonParser:
         question on quantum computing) opens on what follows it; "Cat grooming" / "Dog grooming"
         open on one word of the question each, and differ. A verb and its particle ("Turn off
         lights" / "Turn off unused appliances") open nothing."""
-        stems = _stems(point, _COMPOUNDS, _GENERIC) if self._strict else []
-        if len(stems) > 2 and set(stems[:2]) <= self._asked:
-            while stems and stems[0] in self._asked:
+        # Words as written: "The Roman Empire's downfall was largely ..." opens on "downfall", not on
+        # the question's "fall" (and so not on "largely attributed", which its internal twin shares).
+        stems = _stems(point, _COMPOUNDS, _GENERIC, same=False) if self._strict else []
+        if len(stems) > 2 and set(stems[:2]) <= self._asked_as_written:
+            while stems and stems[0] in self._asked_as_written:
                 stems.pop(0)
         opening = tuple(stems[:2])
         return opening if len(opening) == 2 and opening[1] not in _PARTICLES else ()

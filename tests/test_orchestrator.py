@@ -218,3 +218,21 @@ async def test_cancelling_the_caller_closes_every_connection_within_a_second(fak
     closed = await anyio.to_thread.run_sync(lambda: server.wait_for(lambda s: s.open_connections == 0, 1.0))
     assert closed, f"{server.open_connections} connection(s) still open 1 s after cancelling"
     assert server.in_flight == 0
+
+
+async def test_a_title_that_asks_or_exclaims_reads_on_into_its_text(fake) -> None:
+    titles = ["Can you afford it?", "Buy online for free!", "Compare prices"]
+
+    def handler(request: SeenRequest) -> Reply:
+        if request.kind == "skeleton":
+            return Reply("".join(f"{i}. {t}\n" for i, t in enumerate(titles, 1)))
+        return Reply(f"Text {request.point}.")
+
+    server = fake(handler)
+    answer = await sot.ask("How do I save on groceries?", base_url=server.url, model="m", mode="sot")
+    # Outside check P saw "6. Buy online for free!: A great way ...".
+    assert answer.text.splitlines() == [
+        "1. Can you afford it? Text 1.",
+        "2. Buy online for free! Text 2.",
+        "3. Compare prices: Text 3.",
+    ]

@@ -459,3 +459,23 @@ def test_a_point_begun_inside_a_line_its_cap_stopped_is_left_for_the_next_line()
     ]
     # A line that ended by itself keeps every point on it.
     assert parse_skeleton("1. Plan ahead 2. Sleep well\n3. Eat right\n") == ["Plan ahead", "Sleep well", "Eat right"]
+
+
+def test_a_small_models_synonyms_are_one_word() -> None:
+    # Outside checks P and every Roman-Empire answer: a synonym of the question's word, or of a kept point's.
+    question = "My town wants to cut plastic waste. What are some practical steps households can take?"
+    outline = (
+        "1. Reduce plastic use by using reusable bags\n2. Greener option for household waste disposal\n"
+        "3. Sustainable option for household waste disposal\n4. Compost food scraps\n"
+    )
+    assert parse_skeleton(outline, strict=True, question=question) == [
+        "Reduce plastic use by using reusable bags",
+        "Greener option for household waste disposal",
+        "Compost food scraps",
+    ]
+    rome = "1. The collapse of the Roman Empire\n2. Economic decline weakened the army\n3. Barbarian invasions\n"
+    question = "What were the main causes of the fall of the Roman Empire?"
+    assert parse_skeleton(rome, strict=True, question=question) == [
+        "Economic decline weakened the army",
+        "Barbarian invasions",
+    ]
