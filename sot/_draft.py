@@ -39,11 +39,6 @@ def after_title(head: str) -> str:
     return " " if head.endswith(("?", "!")) else ": "
 
 
-def stitch(points: list[str], expansions: list[str]) -> str:
-    """The whole SoT answer: every point's line, in skeleton order."""
-    return "\n".join(point_line(i, title, body) for i, (title, body) in enumerate(zip(points, expansions, strict=True)))
-
-
 class Draft:
     """Commits an answer's text in reading order and emits it as ``AnswerText`` events."""
 

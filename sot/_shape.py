@@ -44,17 +44,16 @@ class SkeletonShape:
         for n in range(self.max_points, self.min_points, -1):
             optional = f'("{n}. " point {optional})?'
         # A point starts with a visible character, runs to its newline and may end early on a
-        # colon: the title. A colon before a digit is no end ("a 1:1 mix", "by 9:30").
-        # Lowercase starts stay possible so the parser can see a continuation.
+        # colon: the title. Lowercase starts stay possible so the parser can see a continuation.
         return (
             f"# A skeleton: {self.min_points} to {self.max_points} numbered lines (made by sot/_shape.py).\n"
             f"root ::= {required} {optional}\n"
-            f'point ::= [^ \\n:] ([^\\n:] | ":" [0-9]){{1,{self.line_chars - 1}}} ":"? "\\n"\n'
+            f'point ::= [^ \\n:] [^\\n:]{{1,{self.line_chars - 1}}} ":"? "\\n"\n'
         )
 
     def regex(self) -> str:
         """The same outline as a regular expression (vLLM's structured outputs)."""
-        point = r"[^ \n:](?:[^\n:]|:[0-9]){1,%d}:?\n" % (self.line_chars - 1)  # noqa: UP031
+        point = r"[^ \n:][^\n:]{1,%d}:?\n" % (self.line_chars - 1)  # noqa: UP031
         required = "".join(rf"{n}\. {point}" for n in range(1, self.min_points + 1))
         optional = ""
         for n in range(self.max_points, self.min_points, -1):

@@ -38,13 +38,14 @@ _META = re.compile(
       | \b(?:paragraphs?|sentences?)\b[^.!?]{0,80}?\b(?:your|the|this)\s+(?:answer|response)\b
       | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b
       | ^\s*the\s+(?:question|answer)\s*:
-      | ^\s*(?:the\s+)?answer\s+is\s*:\s*$
+      | ^\s*(?:the\s+)?answer\s+is\s*:?\s*\d{1,2}\s*[.!]?\s*$
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
       | \bthe\s+answer\s+to\s+the\s+question\b
       | ^\s*the\s+question\s+is\s+an?\b
       | \banswer\s+is\s+an?\s+(?:\w+\s+){0,3}(?:explanation|answer|response)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+_ANSWER_LABEL = re.compile(r"^\s*(?:the\s+)?answer\s+is\s*:\s*$", re.IGNORECASE)
 # A sentence that only praises its point ("This is a crucial step in preparing."): nothing of its own.
 _PRAISE = re.compile(
     r"^\s*(?:this|it)\s+is\s+(?:a|an|one\s+of\s+the)\s+(?:crucial|key|important|great|essential|simple|vital"
@@ -184,13 +185,15 @@ def tidy_expansion(
     kept = [
         s for s in sentences if not _echoes(s, instructions or []) and not _META.search(s) and not _asks_again(s, asked)
     ]
-    # A title recited after the content ("... by Friday. The answer is: 2. Set realistic deadlines."),
-    # with the number it had in the outline.
+    # A title recited after the content with the number it had in the outline ("... by Friday. The
+    # answer is: 2. Set realistic deadlines."); not a list of the text's own ("1. Sleep. 2. Exercise.").
     recited = {_words_of(t) for t in titles}
     told: list[str] = []
     for sentence in kept:
-        if told and _words_of(sentence) in recited:
-            if not _LETTER.search(told[-1]):
+        numbered = bool(told) and not _LETTER.search(told[-1]) and not _OWN_LIST.search(text)
+        if numbered and _words_of(sentence) in recited:
+            told.pop()
+            if told and _ANSWER_LABEL.match(told[-1]):
                 told.pop()
             continue
         told.append(sentence)

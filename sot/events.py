@@ -75,7 +75,8 @@ class ExpansionRestarted:
 
 @dataclass(frozen=True)
 class PointDone:
-    """Point `index` is final: its cleaned expansion, or its title when it failed."""
+    """Point `index` is final: its cleaned expansion ("" when it has none, or failed: the answer
+    then shows its title alone)."""
 
     index: int
     text: str

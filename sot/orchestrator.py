@@ -442,7 +442,7 @@ class Orchestrator:
                 title = points[index]
                 run.failed[index] = str(exc)
                 run.records.append(CallRecord("expand", index, 0, start_s, caller.now(), None, None, error=str(exc)))
-                emit(events.PointDone(index, title, failed=True, error=str(exc)))
+                emit(events.PointDone(index, "", failed=True, error=str(exc)))
                 if not opts.allow_partial and run.error is None:
                     run.error = point_error(index, title, exc)
                     scope.cancel()

@@ -288,15 +288,15 @@ _OPEN_ADJECTIVE = re.compile(
 # "The answer is not only", "This answer is not just a simple one", "The list is incomplete": the model
 # talking about its task.
 _ABOUT_THE_TASK = re.compile(
-    r"^(?:the|this|my|your|an?)\s+(?:answer|question|outline|response|list)\s+(?:is|was)\b", re.IGNORECASE
+    r"^(?:(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)|(?:the|this)\s+list)\s+(?:is|was)\b",
+    re.IGNORECASE,
 )
-# "The main difference between an IRA", "The choice between a laptop with an SSD", "... used in both
-# traditional laptops", "... is not only the best decision": a comparison or pair with one side ("Rest
-# between sets" names no side).
+# "The main difference between an IRA", "The choice between a laptop with an SSD", "... is not only the
+# best decision": a comparison with one side ("Rest between sets", "Leave space between the plants" and
+# "Think of the team, not only yourself" are whole).
 _ONE_SIDED = re.compile(
-    r"\b(?:differences?\s+between|between\s+(?:a|an|the|your|my|our|their)|(?:in|for|of|by|to|with|on)\s+both)\b"
-    r"(?!.*(?:\band\b|&|\bvs\b|/|\bor\b))"
-    r"|\bnot\s+only\b(?!.*\bbut\b)",
+    r"\b(?:differences?\s+between|between\s+an?)\b(?!.*(?:\band\b|&|\bvs\b|/|\bor\b))"
+    r"|\bnot\s+only\s+(?:the|a|an)\b(?!.*\bbut\b)",
     re.IGNORECASE,
 )
 # Adjectives a noun should follow: participles and "-able" words ("recycled", "biodegradable"; not "seed").
@@ -321,13 +321,12 @@ _ADVERBIALS = frozenset(
         "at the same time",
         "as a result",
         "in summary",
-        "however",
-        "overall",
     ]
 )
 # "The first step in the process", "The final step": a step counted, never named.
 _NAMELESS_STEP = re.compile(
-    r"^(?:the\s+)?(?:first|second|third|fourth|fifth|next|final|last)\s+steps?(?:\s+(?:in|of)\b.*)?$", re.IGNORECASE
+    r"^the\s+(?:first|second|third|fourth|fifth|next|final|last)\s+step\s+(?:in|of)\s+(?:the|this)\s+process$",
+    re.IGNORECASE,
 )
 # "Will impact her plans", "She should know", "You should not hesitate": a sentence's verb without its
 # subject, or a subject and modal whose verb never got its object ("Can you afford it?" asks, and stays).
@@ -357,18 +356,22 @@ def _fragment(title: str) -> bool:
         return True  # "Don't let your boss's": a possessive whose noun never came
     if len(words) == 1:
         # "It’s": what is left of "It’s like what" once its open end is gone; "Re": a word torn off
-        # ("AI" and "UX" are names).
+        # ("AI", "pH", "Go" and "饮食" are whole).
         subject = re.split(r"['’]", words[0])[0]
-        torn = len(words[0]) <= 2 and not raw[0].isupper() and words[0] not in _AFTER_TO
+        torn = bool(re.fullmatch(r"[A-Z][a-z]", raw[0])) and words[0] not in _TWO_LETTER_WORDS
         return torn or words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
     if len(words) == 2 and words[-1] in DANGLING_WORDS:
         return True  # "The most", "Keep your"
-    if words[0] in ("to", "of") and words[1] in ("the", "a", "an"):
-        return True  # "To the collapse of the Roman Empire in 271 AD": the end of the sentence before it
+    if words[0] in ("answer", "answers") and title.split()[0].rstrip(",:") != title.split()[0]:
+        return True  # "Answer, but not just one": the model talking about its task
+    if words[0] == "of" and words[1] in ("the", "a", "an"):
+        return True  # "Of the French monarchy in the Revolution": the end of the sentence before it
     if " ".join(words) in _ADVERBIALS or (words[0] in ("in", "for") and words[1] == "some" and "," not in title):
         return True  # "In the long run", "In some species of plants": where or when, never what
-    if len(words) == 2 and words[0] in _OBJECT_FIRST and _ADJECTIVE_END.search(words[1]):
-        return True  # "Use recycled", "Use biodegradable": what to use never came ("Get organized" is whole)
+    if len(words) == 2 and words[0] in ("use", "avoid") and raw[1].islower() and _ADJECTIVE_END.search(words[1]):
+        # "Use recycled", "Use biodegradable": what to use never came ("Buy refurbished", "Use Audible",
+        # "Get organized" are whole).
+        return True
     if _OPEN_ADJECTIVE.match(" ".join(words)):
         return True
     # "If you are still unsure about anything": a long condition with no main clause ("If in doubt,
@@ -395,18 +398,15 @@ _SAME = {
         "fall collapse downfall demise decline",
         "benefit advantage pro",
         "drawback disadvantage con downside",
-        "sustainable greener eco-friendly environmentally-friendly",
+        "sustainable greener",
         "option choice alternative",
-        "improve enhance boost",
-        "reduce lower decrease minimize",
-        "cost price expense",
     )
     for word in group.split()
 }
 
 
 def _stems(
-    text: str, words: re.Pattern[str] = _TOPIC_WORDS, skip: frozenset[str] = frozenset(), same: bool = True
+    text: str, words: re.Pattern[str] = _TOPIC_WORDS, skip: frozenset[str] = frozenset(), same: bool = False
 ) -> list[str]:
     """`text`'s topic `words` in order, but those in `skip`, cut as `_bag` cuts them (a plural "s"
     first: "maps" is "map"), and read as `_SAME` reads them where `same`."""
@@ -421,11 +421,11 @@ def _stems(
     return stems
 
 
-def _bag(text: str) -> frozenset[str]:
+def _bag(text: str, same: bool = False) -> frozenset[str]:
     """A point's topic words, each cut to its first five letters: "cultural" and "culture",
     "Liquorization" and "Liquorizing" are the same word here. Numbers and lone capitals count:
     "Phase 1" and "Phase 2", "Vitamin A" and "Vitamin C" are two points each."""
-    return frozenset(_stems(text))
+    return frozenset(_stems(text, same=same))
 
 
 # Verbs and adjectives that open advice titles without naming a topic ("Use a planner", "Key
@@ -438,9 +438,9 @@ _GENERIC = (
 )
 
 
-def _topic(text: str) -> frozenset[str]:
+def _topic(text: str, same: bool = False) -> frozenset[str]:
     """`_bag` without the generic words: what two points are compared on."""
-    return frozenset(_stems(text, skip=_GENERIC))
+    return frozenset(_stems(text, skip=_GENERIC, same=same))
 
 
 # Verbs that open advice titles ("Support Spanish language", "Choose a window"). A small model
@@ -457,20 +457,19 @@ _ADVICE_VERBS = _BARE_VERBS | _word_set(
 _DETERMINERS = _word_set("a an the your my our their some more less each every this these those")
 
 
-def _object(text: str, asked: frozenset[str]) -> frozenset[str]:
-    """What an advice title acts on: its topic words without its opening verb and without the
-    question's own words ("Support Spanish language" on raising a child to speak Spanish: "language").
-    Empty for a title that is not advice, or whose object is only the question's subject."""
+def _object(text: str, asked: frozenset[str]) -> tuple[str, frozenset[str]]:
+    """An advice title's verb and what it acts on: its topic words after the verb, without the
+    question's own words ("Use a window with a south-facing view" on keeping a house cool: "use",
+    "window south facing view"). Nothing for a title that is not advice, or whose object is only the
+    question's subject."""
     words = _words(text)
-    if len(words) < 2:
-        return frozenset()
-    verb = words[0].casefold()
-    if verb not in _ADVICE_VERBS and words[1].casefold() not in _DETERMINERS:
-        return frozenset()
-    acts_on = frozenset(_stems(" ".join(words[1:]), skip=_GENERIC)) - asked
+    verb = words[0].casefold() if len(words) >= 2 else ""
+    if not verb or (verb not in _ADVICE_VERBS and words[1].casefold() not in _DETERMINERS):
+        return "", frozenset()
+    acts_on = frozenset(_stems(" ".join(words[1:]), skip=_GENERIC, same=True)) - asked
     # One word left of a long title ("Reduce plastic waste by using reusable products": "reusable")
     # is what the question's words left over, not what it acts on.
-    return acts_on if len(acts_on) > 1 or len(words) <= 3 else frozenset()
+    return (verb, acts_on) if len(acts_on) > 1 or len(words) <= 3 else ("", frozenset())
 
 
 # Verbs a title does not end on after "to": what they act on is missing.
@@ -479,8 +478,6 @@ _NEEDS_OBJECT = frozenset(
     {"use", "make", "get", "take", "keep", "find", "give", "set", "put", "add", "ensure", "provide", "bring"}
     | {"see", "recognize", "identify", "determine", "prevent", "reduce", "improve", "increase", "create"}
 )
-# ... and those that take no adjective for one ("Get organized", "Keep focused" are whole).
-_OBJECT_FIRST = (_NEEDS_OBJECT - {"get", "keep"}) | {"buy", "choose", "avoid"}
 _WANTS_NOUN = frozenset(
     {"positive", "negative", "faster", "better", "healthy", "healthier", "good", "great", "costly", "strong"}
     | {"clear", "quick", "quicker", "high", "higher", "low", "lower", "new", "long", "short", "deep", "local"}
@@ -491,6 +488,8 @@ _WH_WORDS = frozenset(["when", "how", "what", "where", "whether", "who", "which"
 # Two-letter words that follow "to" in a whole title ("Learn to do", "Listen to me"); any other
 # ("Take regular breaks to re") is a word the line tore off.
 _AFTER_TO = frozenset(["be", "do", "go", "it", "me", "us", "up", "an"])
+# Two-letter titles that are words ("Go", "Ox"), not a word torn off ("Re").
+_TWO_LETTER_WORDS = _AFTER_TO | _word_set("no ok oz ox qi hi tv pc uv ai")
 
 
 # "X was primarily caused", "Y is driven", "The human eye is designed", "Z is also a part": a passive
@@ -502,10 +501,11 @@ _OPEN_PASSIVE = re.compile(
     r"|designed|used|made|seen|part|also\s+a\s+part|a\s+part)$",
     re.IGNORECASE,
 )
-# "Paying off your loans early can be a great way": praise of a way whose "to ..." never came; what
-# comes before it is the title.
+# "Paying off your loans early can be a great way", "Fall is a time": a way or a time whose "to ..." or
+# "when ..." never came; what comes before it is the title.
 _OPEN_PRAISE = re.compile(
-    r"\s+(?:is|are|was|can\s+be|could\s+be|may\s+be|will\s+be)\s+(?:a|an|the|one\s+of\s+the)\s+(?:\w+\s+){0,2}ways?$",
+    r"\s+(?:is|are|was|can\s+be|could\s+be|may\s+be|will\s+be)\s+(?:a|an|the|one\s+of\s+the)\s+(?:\w+\s+){0,2}"
+    r"(?:ways?|time)$",
     re.IGNORECASE,
 )
 # "The most obvious way", "One of the best things", "A good way": praise of a way never named.
@@ -537,14 +537,16 @@ def _torn_word(text: str) -> str:
     if praised and praised.start() > 0:
         text = text[: praised.start()]
     passive = _OPEN_PASSIVE.search(text)
-    if passive and len(_words(text[: passive.start()])) >= 2:
+    # ("How cheese is made" asks, and is whole.)
+    if passive and len(_words(text[: passive.start()])) >= 2 and text.split()[0].casefold() not in _WH_WORDS:
         text = text[: passive.start()]
-    # "Check your printer to see", "Vaccines teach the immune system to recognize": a purpose whose verb
-    # never got its object; what comes before it is the title ("Know when to stop" is whole).
+    # "Check your printer to see", "Vaccines teach the immune system to recognize", "Podcasts that use":
+    # a purpose or clause whose verb never got its object; what comes before it is the title ("Know
+    # when to stop" is whole).
     words = _words(text)
     if (
         len(words) >= 4
-        and words[-2].casefold() == "to"
+        and words[-2].casefold() in ("to", "that", "which")
         and words[-3].casefold() not in _WH_WORDS
         and words[-1].casefold() in _NEEDS_OBJECT
     ):
@@ -564,7 +566,8 @@ class _Traits:
     topic: frozenset[str]  # its words less the generic ones (`_topic`)
     short: bool  # a title of one or two words
     opening: tuple[str, ...]  # its first two topic words, for a small model (empty: none to compare)
-    object: frozenset[str]  # what it acts on, as advice, for a small model (`_object`; empty: none)
+    verb: str  # its verb, as advice, for a small model (`_object`; empty: none)
+    object: frozenset[str]  # what that verb acts on
 
 
 def _key(text: str) -> str:
@@ -608,7 +611,8 @@ class SkeletonParser:
         question: str = "",
     ) -> None:
         shape = shape or SkeletonShape()
-        self._asked = frozenset(_stems(question, _COMPOUNDS))
+        self._asked = frozenset(_stems(question, _COMPOUNDS, same=strict))
+        self._lists = bool(re.search(r"\b(?:and|or|vs|versus)\b|&|/", question, re.IGNORECASE))
         self._asked_as_written = frozenset(_stems(question, _COMPOUNDS, same=False))  # for openings
         # A small model's outline: points that open on the same two topic words ("Buy local and
         # support ..." / "Buy locally sourced") are one topic. A larger model's "Support local
@@ -693,9 +697,11 @@ class SkeletonParser:
         parts = _split_inline(body, number) or [(number, body)]
         # A line stopped by the length cap is cut in its last part only.
         line_cut = self._cut_line or len(body.strip()) >= self.line_chars - 1
-        if line_cut and len(parts) > 1:
-            # "1. ... 2. The Earth's atmosphere scatters," then "2. Blue light ...": a point begun inside
-            # a line and stopped by its cap; the next line mostly begins it again, under its number.
+        # "1. ... 2. The Earth's atmosphere scatters," then "2. Blue light ...": a point begun inside a
+        # line the grammar's cap stopped; the next line mostly begins it again, under its number. (A
+        # line longer than the cap had none, and one the token limit ended has no next line.)
+        capped = not self._cut_line and self.line_chars - 1 <= len(body.strip()) <= self.line_chars + 1
+        if capped and len(parts) > 1:
             parts.pop()
             line_cut = False
         self._last_number = parts[-1][0]
@@ -743,8 +749,10 @@ class SkeletonParser:
         self.points.append(point)
 
     def _traits(self, point: str) -> _Traits:
-        acts_on = _object(point, self._asked) if self._strict else frozenset()
-        return _Traits(_bag(point), _topic(point), len(_words(point)) <= 2, self._opening(point), acts_on)
+        strict = self._strict  # a small model's synonyms are one word (`_SAME`)
+        verb, acts_on = _object(point, self._asked) if strict else ("", frozenset[str]())
+        short = len(_words(point)) <= 2
+        return _Traits(_bag(point, strict), _topic(point, strict), short, self._opening(point), verb, acts_on)
 
     def _opening(self, point: str) -> tuple[str, ...]:
         """The first two topic words, where strict and there are two (else nothing to compare). A
@@ -771,13 +779,18 @@ class SkeletonParser:
         of a kept one rewords it ("Internal issues contributed to the empire's demise" after "The fall
         of Rome was largely attributed to internal issues, including corruption")."""
         topic = new.topic
-        if self._strict and len(topic) >= 3 and topic <= self._asked:
-            return True  # the question again ("Support Spanish language" on supporting a child's Spanish)
+        if self._strict and not self._lists and len(topic) >= 3 and topic <= self._asked:
+            # The question again ("Support Spanish language" on supporting a child's Spanish); where the
+            # question names several things ("mental and physical health"), a title may name one.
+            return True
         for kept in self._kept:
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):
                 return True
-            if new.object and kept.object and (new.object <= kept.object or kept.object <= new.object):
+            # One thing with a verb that says nothing ("Choose a window" / "Use a window with a
+            # south-facing view"), or the same verb; "Check the oil" / "Change the oil" are two.
+            alike = new.verb == kept.verb or bool({new.verb, kept.verb} & _BARE_VERBS)
+            if alike and new.object and kept.object and (new.object <= kept.object or kept.object <= new.object):
                 return True
             if not topic or not other:
                 continue

@@ -116,6 +116,9 @@ CASES = [
         0,
         "Ask in person.",
     ),
+    # Outside check Q: the point's own number given as its answer.
+    ("The answer is 2.", 1, ""),
+    ("Sleep is the answer. The answer is 2. Rest more.", 1, "Sleep is the answer. Rest more."),
     # README's first answer: the point's own title recited after a label and its number.
     ("Sleep lowers stress. The answer is: 2. Enhanced sleep quality.", 1, "Sleep lowers stress."),
     ("Names help. 3. Clear naming. Names last.", 2, "Names help. Names last."),
@@ -155,6 +158,10 @@ CONTENT = [
     "Regular exercise is the answer to many common health problems.",
     "It is worth learning to code.",
     "Plan your day in blocks: deep work until 11. Afternoon: meetings and email.",
+    # A review: another point's title said as a sentence of this one, or in a list of its own.
+    "The secret is simple: clear naming.",
+    "Build three habits: 1. Clear naming. 2. Enhanced sleep quality. 3. Diet. Each supports the others.",
+    "Ask your doctor. The answer is: yes.",
 ]
 
 

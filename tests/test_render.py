@@ -114,3 +114,10 @@ def test_final_answer_is_wrapped_at_word_boundaries() -> None:
 
 def _answer(text: str) -> sot.Answer:
     return sot.Answer(text=text, mode="sot", reason="", question="q")
+
+
+def test_a_failed_point_shows_its_title_alone_as_the_answer_does() -> None:
+    render = LiveRenderer(Console(file=io.StringIO(), force_terminal=True, width=80))
+    render(events.SkeletonPoint(0, "First"))
+    render(events.PointDone(0, "", failed=True, error="server error"))
+    assert render._items()[-1].plain == "✗ 1. First"
