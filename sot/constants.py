@@ -20,6 +20,9 @@ SKELETON_MAX_TOKENS: Final = 320
 # An outline whose lines were mostly repeats or fragments is asked for once more, sampled this way.
 SECOND_LOOK_TEMPERATURE: Final = 0.8
 SECOND_LOOK_SEED: Final = 1
+# A point a small model only recites greedily is written once more, sampled this way: warm enough to
+# leave the recitation, cool enough not to wander into talk about the request.
+SAMPLED_POINT_TEMPERATURE: Final = 0.4
 
 # Expansion and answers
 DEFAULT_MAX_PARALLEL: Final = 8

@@ -355,16 +355,18 @@ class Orchestrator:
         on_delta: Callable[[str], None],
         on_restart: Callable[[int], None],
         lead: bool,
+        sampled: bool = False,
     ) -> CallOutcome:
         opts = self.options
         small = bool(opts.small_model)
         messages = [*run.history, *self.prompts.expansion(run.question, points, index, small=small, lead=lead)]
         run.prompts_sent.append("\n".join(m.content for m in messages))
+        seed = (constants.SECOND_LOOK_SEED if opts.seed is None else opts.seed) if sampled else opts.seed
         request = ChatRequest(
             messages,
             max_tokens=opts.point_max_tokens,
-            temperature=opts.temperature,
-            seed=opts.seed,
+            temperature=constants.SAMPLED_POINT_TEMPERATURE if sampled else opts.temperature,
+            seed=seed,
             # Led by "2. Title:", a small model goes on to "3. ..." unless stopped there.
             stop=(*constants.POINT_STOP, f"\n{index + 2}.") if lead else constants.POINT_STOP,
             reasoning=opts.reasoning,
@@ -380,22 +382,28 @@ class Orchestrator:
         run: _Run,
         points: list[str],
         index: int,
-        call: Callable[[bool], Awaitable[CallOutcome]],
+        call: Callable[[bool, bool], Awaitable[CallOutcome]],
         on_restart: Callable[[int], None],
         led: CallOutcome,
     ) -> str:
         """Led, a small model may take its lead for the whole point and stop, or recite: asked once
-        more without the lead, it writes something of its own. Optional: if that call fails or says
-        nothing, the point shows its title, as it would have without this second try."""
+        more without the lead, it writes something of its own; where greedy decoding only recites
+        the title again ("The answer is: <title>"), once more sampled. Optional: if those calls fail
+        or say nothing, the point shows its title, as it would have without them."""
         run.records.append(led.record)
-        on_restart(led.record.attempts + 1)
-        try:
-            unled = await call(False)
-        except SotError as exc:
-            log.info("point %d: the try without the lead failed (%s); showing its title", index + 1, exc)
-            return ""
-        run.records.append(unled.record)
-        return self._tidy(unled, run.question, points, index)
+        attempts = led.record.attempts
+        for sampled in (False, True):
+            on_restart(attempts + 1)
+            try:
+                unled = await call(False, sampled)
+            except SotError as exc:
+                log.info("point %d: the try without the lead failed (%s); showing its title", index + 1, exc)
+                return ""
+            run.records.append(unled.record)
+            attempts += unled.record.attempts
+            if text := self._tidy(unled, run.question, points, index):
+                return text
+        return ""
 
     def _tidy(self, outcome: CallOutcome, question: str, points: list[str], index: int) -> str:
         """Cleaned once, here: every view reads the text the Draft commits. An expansion that was only
@@ -425,8 +433,8 @@ class Orchestrator:
         def on_restart(attempt: int) -> None:
             emit(events.ExpansionRestarted(index, attempt))
 
-        async def call(lead: bool) -> CallOutcome:
-            return await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead=lead)
+        async def call(lead: bool, sampled: bool = False) -> CallOutcome:
+            return await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead, sampled)
 
         async with limiter:
             emit(events.ExpansionStarted(index))

@@ -301,6 +301,8 @@ _ONE_SIDED = re.compile(
 )
 # Adjectives a noun should follow: participles and "-able" words ("recycled", "biodegradable"; not "seed").
 _ADJECTIVE_END = re.compile(r"^\w{2,}(?:[^e]ed|able|ible)$")
+# Adjectives a title does not end on: what they need ("aware of ...", "able to ...") never came.
+_WANTS_COMPLEMENT = frozenset(["aware", "able", "capable", "prone", "unable", "likely", "unlikely"])
 # Phrases that set a sentence in time or turn it, and are no point alone.
 _ADVERBIALS = frozenset(
     [
@@ -372,6 +374,8 @@ def _fragment(title: str) -> bool:
         # "Use recycled", "Use biodegradable": what to use never came ("Buy refurbished", "Use Audible",
         # "Get organized" are whole).
         return True
+    if len(words) >= 3 and (words[-1] in _WANTS_COMPLEMENT or words[-2:] == ["the", "risk"]):
+        return True  # "It is important to be aware", "Better sleep can reduce the risk": of what, never said
     if _OPEN_ADJECTIVE.match(" ".join(words)):
         return True
     # "If you are still unsure about anything": a long condition with no main clause ("If in doubt,
@@ -400,6 +404,7 @@ _SAME = {
         "drawback disadvantage con downside",
         "sustainable greener",
         "option choice alternative",
+        "method strategy technique approach",
     )
     for word in group.split()
 }
@@ -417,7 +422,9 @@ def _stems(
         elif len(word) > 1 and word.casefold() not in _NON_TOPIC and word.casefold() not in skip:
             word = word.casefold()
             word = word[:-1] if len(word) > 3 and word[-1] == "s" and word[-2] != "s" else word
-            stems.append((_SAME.get(word, word) if same else word)[:5])
+            if same:  # ("strategies": "strategy")
+                word = _SAME.get(word[:-2] + "y" if word.endswith("ie") else word, word)
+            stems.append(word[:5])
     return stems
 
 
@@ -457,12 +464,20 @@ _ADVICE_VERBS = _BARE_VERBS | _word_set(
 _DETERMINERS = _word_set("a an the your my our their some more less each every this these those")
 
 
+# What comes before advice without being it: "It is important to make plans" advises "make plans".
+_ADVICE_LEAD = re.compile(
+    r"^(?:(?:it\s+is|it['’]s)\s+(?:important|essential|crucial|vital|key|necessary)|make\s+sure|remember"
+    r"|don['’]t\s+forget|try)\s+to\s+",
+    re.IGNORECASE,
+)
+
+
 def _object(text: str, asked: frozenset[str]) -> tuple[str, frozenset[str]]:
     """An advice title's verb and what it acts on: its topic words after the verb, without the
     question's own words ("Use a window with a south-facing view" on keeping a house cool: "use",
     "window south facing view"). Nothing for a title that is not advice, or whose object is only the
     question's subject."""
-    words = _words(text)
+    words = _words(_ADVICE_LEAD.sub("", text))
     verb = words[0].casefold() if len(words) >= 2 else ""
     if not verb or (verb not in _ADVICE_VERBS and words[1].casefold() not in _DETERMINERS):
         return "", frozenset()

@@ -193,6 +193,12 @@ CASES = [
         "4. Answer questions honestly\n5. Apps that work",
         ["Fall", "Language learning podcasts", "Answer questions honestly", "Apps that work"],
     ),
+    # Outside check R: an adjective or a risk whose "of ..." never came; "Stay aware" and "Be able" are titles.
+    (
+        "1. It is important to be aware\n2. Better sleep can reduce the risk\n3. Stay aware\n4. Be able\n"
+        "5. Reduce the risk of falls",
+        ["Stay aware", "Be able", "Reduce the risk of falls"],
+    ),
     # A clause opened and never finished is no title (outside check F).
     (
         "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
@@ -510,3 +516,23 @@ def test_what_a_review_found_dropped_stays() -> None:
     parser.feed("1. Plan ahead 2. Sleep well 3. Eat fresh vegetables every day and drink water with every meal you ca")
     parser.finish(cut=True)
     assert parser.points[:2] == ["Plan ahead", "Sleep well"] and len(parser.points) == 3
+
+
+def test_a_small_models_advice_after_a_lead_and_its_synonyms_are_compared_as_advice() -> None:
+    # Outside check R: "It is important to ..." leads the same advice; "strategies" and "methods" are one.
+    question = "whats the best way to start saving money when your young"
+    outline = (
+        "1. It is important to set a new financial plan\n2. Open a savings account\n3. It is important to make plans\n"
+    )
+    assert parse_skeleton(outline, strict=True, question=question) == [
+        "It is important to set a new financial plan",
+        "Open a savings account",
+    ]
+    floods = "1. Flood mitigation strategies\n2. Sandbag supplies\n3. Flood-resilient flood mitigation methods\n4. Rain gardens\n"
+    question = "My town keeps having floods every spring. What can a community do to reduce flood damage?"
+    assert parse_skeleton(floods, strict=True, question=question) == [
+        "Flood mitigation strategies",
+        "Sandbag supplies",
+        "Rain gardens",
+    ]
+    assert len(parse_skeleton(floods, question=question)) == 4  # a larger model's synonyms are its own

@@ -68,7 +68,12 @@ async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: 
     assert answer.expansions[1] == expected  # empty where the point has no text of its own
     assert answer.text.splitlines()[1] == ("2. Eat greens: Greens feed you." if expected else "2. Eat greens")
     unled_calls = [r for r in backend.requests if not is_skeleton(r) and r.messages[-1].role != "assistant"]
-    assert len(unled_calls) == 2  # points 2 and 3 were empty when led
+    # Points 2 and 3 were empty when led; where greedy unled said nothing too, each is asked once more,
+    # sampled; a failure ends the tries.
+    greedy = [r for r in unled_calls if r.temperature != constants.SAMPLED_POINT_TEMPERATURE]
+    sampled = [r for r in unled_calls if r.temperature == constants.SAMPLED_POINT_TEMPERATURE]
+    assert len(greedy) == 2 and len(sampled) == (2 if unled == "" else 0)
+    assert all(r.seed == constants.SECOND_LOOK_SEED for r in sampled)
 
 
 async def test_the_small_model_prompts_reach_a_real_server_and_its_answer_reads_right(fake) -> None:
@@ -85,3 +90,19 @@ async def test_the_small_model_prompts_reach_a_real_server_and_its_answer_reads_
         assert f"The point to write: {request.title}" in prompt and not any(o in prompt for o in others)
         assert request.body["messages"][-1] == {"role": "assistant", "content": f"{request.point}. {request.title}:"}
     assert answer.text.splitlines()[1] == "2. Eat greens: Details on Eat greens for point 2."
+
+
+async def test_a_point_greedy_decoding_only_recites_is_written_sampled() -> None:
+    # Outside check Q: greedy, the embedded model answered "The answer is: <title>" led and unled alike.
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if is_skeleton(request):
+            yield "1. Sleep well\n2. Eat greens\n3. Walk daily\n"
+        elif request.temperature == constants.SAMPLED_POINT_TEMPERATURE:
+            yield "Greens feed you."
+        else:
+            yield "The answer is: Eat greens" if "Eat greens" in request.messages[-1].content else "Do it."
+
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
+    assert answer.expansions == ["Do it.", "Greens feed you.", "Do it."]
+    assert answer.text.splitlines()[1] == "2. Eat greens: Greens feed you."
