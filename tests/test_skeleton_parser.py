@@ -412,50 +412,6 @@ def test_a_small_models_rewording_of_a_kept_point_is_one_point() -> None:
     assert parse_skeleton(outline, question=question) == titles  # a larger model's outline is taken as written
 
 
-def test_a_small_models_advice_on_one_thing_with_two_verbs_is_one_point() -> None:
-    # Outside checkers' sets K and N, from the embedded model: the same object with another verb,
-    # or more words after it.
-    question = "How can I keep my house cool in summer without AC?"
-    outline = "1. Choose a window\n2. Close the blinds\n3. Use a window with a south-facing view\n4. Plant trees\n"
-    assert parse_skeleton(outline, strict=True, question=question) == [
-        "Choose a window",
-        "Close the blinds",
-        "Plant trees",
-    ]
-    damp = (
-        "1. Remove old books\n2. Use a dehumidifier\n3. Use a dehumidifier to keep your home dry\n4. Seal the walls\n"
-    )
-    assert parse_skeleton(damp, strict=True, question="How do I stop mold in my basement?") == [
-        "Remove old books",
-        "Use a dehumidifier",
-        "Seal the walls",
-    ]
-    # What the question's words leave of a long title is not what it acts on: the reusable things stay.
-    plastic = (
-        "1. Reduce plastic waste by using reusable products\n2. Use reusable containers for food\n"
-        "3. Use reusable straws for drinking water\n4. Use reusable bags for shopping\n"
-    )
-    question = "How can a household reduce the plastic waste it produces?"
-    assert len(parse_skeleton(plastic, strict=True, question=question)) == 4
-    assert len(parse_skeleton(outline, question=question)) == 4  # a larger model's outline is taken as written
-
-
-def test_a_small_models_title_that_only_says_the_question_again_is_no_point() -> None:
-    question = "My daughter is learning Spanish at school. How can we support her language learning at home?"
-    outline = (
-        "1. Provide language learning resources\n2. Support Spanish language\n3. Watch cartoons in Spanish\n"
-        "4. Label things around the house\n"
-    )
-    assert parse_skeleton(outline, strict=True, question=question) == [
-        "Provide language learning resources",
-        "Watch cartoons in Spanish",
-        "Label things around the house",
-    ]
-    # Two words of the question are an aspect it names, and stay ("Renting a car" on car or train).
-    cars = "1. Renting a car\n2. Public transport passes\n3. Travel time\n"
-    assert len(parse_skeleton(cars, strict=True, question="Should I rent a car or use public transport?")) == 3
-
-
 def test_a_point_begun_inside_a_line_its_cap_stopped_is_left_for_the_next_line() -> None:
     # The embedded model (outside set I): it numbers on inside a line, the line's cap stops it, and the
     # next line begins that point again under the same number.
@@ -475,36 +431,7 @@ def test_a_point_begun_inside_a_line_its_cap_stopped_is_left_for_the_next_line()
     assert parse_skeleton("1. Plan ahead 2. Sleep well\n3. Eat right\n") == ["Plan ahead", "Sleep well", "Eat right"]
 
 
-def test_a_small_models_synonyms_are_one_word() -> None:
-    # Outside checks P and every Roman-Empire answer: a synonym of the question's word, or of a kept point's.
-    question = "My town wants to cut plastic waste. What are some practical steps households can take?"
-    outline = (
-        "1. Reduce plastic use by using reusable bags\n2. Greener option for household waste disposal\n"
-        "3. Sustainable option for household waste disposal\n4. Compost food scraps\n"
-    )
-    assert parse_skeleton(outline, strict=True, question=question) == [
-        "Reduce plastic use by using reusable bags",
-        "Greener option for household waste disposal",
-        "Compost food scraps",
-    ]
-    rome = "1. The collapse of the Roman Empire\n2. Economic decline weakened the army\n3. Barbarian invasions\n"
-    question = "What were the main causes of the fall of the Roman Empire?"
-    assert parse_skeleton(rome, strict=True, question=question) == [
-        "Economic decline weakened the army",
-        "Barbarian invasions",
-    ]
-
-
-def test_what_a_review_found_dropped_stays() -> None:
-    # Distinct points a larger model, or the embedded one, writes (a review of the rules above).
-    loose = "1. Lower prices\n2. Reduce costs\n3. Find new customers\n4. Compare prices\n"
-    assert parse_skeleton(loose) == ["Lower prices", "Reduce costs", "Find new customers", "Compare prices"]
-    assert parse_skeleton("1. 饮食\n2. 运动\n3. 睡眠\n4. 心态\n") == ["饮食", "运动", "睡眠", "心态"]
-    verbs = "1. Read books\n2. Write books\n3. Check the oil\n4. Change the oil\n5. Clean the filter\n6. Replace the filter\n"
-    assert len(parse_skeleton(verbs, strict=True, question="How do I keep my car and mind in shape?")) == 6
-    question = "What are the benefits of exercise for mental and physical health?"
-    aspects = "1. Mental health benefits\n2. Physical health benefits\n3. Social benefits\n"
-    assert len(parse_skeleton(aspects, strict=True, question=question)) == 3
+def test_a_line_that_ended_by_itself_or_at_the_token_limit_keeps_its_inline_points() -> None:
     # One line that ended by itself, longer than the grammar's cap (a remote model's), keeps every
     # point; so does a last line the token limit ended, which no line follows.
     one_line = (
@@ -518,21 +445,72 @@ def test_what_a_review_found_dropped_stays() -> None:
     assert parser.points[:2] == ["Plan ahead", "Sleep well"] and len(parser.points) == 3
 
 
-def test_a_small_models_advice_after_a_lead_and_its_synonyms_are_compared_as_advice() -> None:
-    # Outside check R: "It is important to ..." leads the same advice; "strategies" and "methods" are one.
-    question = "whats the best way to start saving money when your young"
-    outline = (
-        "1. It is important to set a new financial plan\n2. Open a savings account\n3. It is important to make plans\n"
-    )
-    assert parse_skeleton(outline, strict=True, question=question) == [
-        "It is important to set a new financial plan",
-        "Open a savings account",
-    ]
-    floods = "1. Flood mitigation strategies\n2. Sandbag supplies\n3. Flood-resilient flood mitigation methods\n4. Rain gardens\n"
-    question = "My town keeps having floods every spring. What can a community do to reduce flood damage?"
-    assert parse_skeleton(floods, strict=True, question=question) == [
-        "Flood mitigation strategies",
-        "Sandbag supplies",
-        "Rain gardens",
-    ]
-    assert len(parse_skeleton(floods, question=question)) == 4  # a larger model's synonyms are its own
+HOUSE = "How can I keep my house cool in summer without AC?"
+SPANISH = "My daughter is learning Spanish at school. How can we support her language learning at home?"
+PLASTIC = "My town wants to cut plastic waste. What are some practical steps households can take?"
+ROME = "What were the main causes of the fall of the Roman Empire?"
+FLOODS = "My town keeps having floods every spring. What can a community do to reduce flood damage?"
+SAVING = "whats the best way to start saving money when your young"
+# The embedded model's repeats and restatements (outside checks K-R), and what is kept of them.
+SMALL_MODEL_REPEATS = [
+    # The same thing with another verb, or more words after it.
+    (HOUSE, ["Choose a window", "Close the blinds", "Use a window with a south-facing view"], [0, 1]),
+    (
+        "How do I stop mold in my basement?",
+        ["Use a dehumidifier", "Seal the walls", "Use a dehumidifier to dry"],
+        [0, 1],
+    ),
+    # Advice after "It is important to" is advice.
+    (
+        SAVING,
+        ["It is important to set a new financial plan", "Open a savings account", "It is important to make plans"],
+        [0, 1],
+    ),
+    # Only the question's words.
+    (SPANISH, ["Provide language learning resources", "Support Spanish language", "Watch cartoons in Spanish"], [0, 2]),
+    (ROME, ["The collapse of the Roman Empire", "Economic decline weakened the army", "Barbarian invasions"], [1, 2]),
+    # Words it swaps for one another.
+    (PLASTIC, ["Greener option for household waste disposal", "Sustainable option for household waste disposal"], [0]),
+    (FLOODS, ["Flood mitigation strategies", "Sandbag supplies", "Flood-resilient flood mitigation methods"], [0, 1]),
+    # Distinct points stay: other verbs on one thing, what the question's words leave of a long title, an
+    # aspect the question names, two words of the question (a review of the rules above).
+    (
+        "How do I care for my car?",
+        ["Check the oil", "Change the oil", "Clean the filter", "Replace the filter"],
+        [0, 1, 2, 3],
+    ),
+    ("How do I read and write more?", ["Read books", "Write books", "Join a club"], [0, 1, 2]),
+    (
+        "How can a household reduce the plastic waste it produces?",
+        ["Reduce plastic waste by using reusable products", "Use reusable straws", "Use reusable bags for shopping"],
+        [0, 1, 2],
+    ),
+    (
+        "What are the benefits of exercise for mental and physical health?",
+        ["Mental health benefits", "Physical health benefits", "Social benefits"],
+        [0, 1, 2],
+    ),
+    (
+        "Should I rent a car or use public transport?",
+        ["Renting a car", "Public transport passes", "Travel time"],
+        [0, 1, 2],
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "titles", "kept"), SMALL_MODEL_REPEATS)
+def test_a_small_models_repeats_and_restatements_are_no_points(
+    question: str, titles: list[str], kept: list[int]
+) -> None:
+    outline = "".join(f"{i}. {t}\n" for i, t in enumerate(titles, 1))
+    assert parse_skeleton(outline, strict=True, question=question) == [titles[i] for i in kept]
+    # A larger model's outline keeps these (the greener/sustainable pair shares four words of five: a
+    # repeat for any model).
+    loose = parse_skeleton(outline, question=question)
+    assert loose == (titles[:1] if question == PLASTIC else titles)
+
+
+def test_a_larger_models_words_are_its_own() -> None:
+    loose = "1. Lower prices\n2. Reduce costs\n3. Find new customers\n4. Compare prices\n"
+    assert parse_skeleton(loose) == ["Lower prices", "Reduce costs", "Find new customers", "Compare prices"]
+    assert parse_skeleton("1. 饮食\n2. 运动\n3. 睡眠\n4. 心态\n") == ["饮食", "运动", "睡眠", "心态"]
