@@ -31,12 +31,16 @@ _LETTER = re.compile(r"[^\W\d_]")
 # The model talking about the task instead of doing it: "The first and third paragraphs in your answer,
 # one to three sentences, should ...", "Your question brings together the main points of the answer.",
 # "The question:" as a label, "This is a classic answer that ...", "The question is a classic example",
-# "The answer is a concise explanation".
+# "The answer is a concise explanation", "Here's a one-to-three-sentence version of the point:",
+# "Referring to an answer, the point is:", "The answer is not a label or a question.".
 _META = re.compile(
     r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
         \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
       | \b(?:paragraphs?|sentences?)\b[^.!?]{0,80}?\b(?:your|the|this)\s+(?:answer|response)\b
-      | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b
+      | \bone[\s-]+to[\s-]+three[\s-]+(?:plain[\s-]+|short[\s-]+)?sentences?\b
+      | \b(?:version|summary|rewrite)\s+of\s+(?:the|this|your)\s+point\b
+      | \b(?:referring\s+to\s+(?:an?|the)\s+answer|the\s+point\s+is\s*:)
+      | \blabel\s+or\s+(?:a|the)\s+question\b
       | ^\s*the\s+(?:question|answer)\s*:
       | ^\s*(?:the\s+)?answer\s+is\s*:?\s*\d{1,2}\s*[.!]?\s*$
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
@@ -217,6 +221,17 @@ def tidy_expansion(
         kept.pop()
     # One paragraph: a point is one line of the answer ("3. Title: text").
     text = " ".join(line.strip() for line in re.split(r"\r\n|\r|\n", "".join(kept)) if line.strip())
+    if text.startswith('"') and text.count('"') % 2:  # the quote a dropped lead-in opened
+        text = text[1:]
     # Nothing but the title again: no more than an empty expansion, and retried like one.
     # A number alone ("4.") is the point's own numbering left over.
     return text if _LETTER.search(text) and _words_of(text) != _words_of(title) else ""
+
+
+# The model talking about its task: a sampled last try that does is no better than no text.
+_TASK_TALK = re.compile(r"\b(?:point|answer|sentences?|questions?|request|rewrit\w*|version|title|label)\b", re.I)
+
+
+def talks_about_task(text: str) -> bool:
+    """Whether `text` speaks of points, answers, sentences or the request at all."""
+    return bool(_TASK_TALK.search(text))

@@ -25,7 +25,7 @@ from . import constants, events
 from ._draft import Draft
 from ._sanitize import sanitize
 from ._shape import SkeletonShape
-from ._tidy import tidy_expansion
+from ._tidy import talks_about_task, tidy_expansion
 from .backends.base import Backend, ChatRequest, Constraint
 from .calls import Caller, CallOutcome
 from .errors import SotError, point_error, skeleton_error
@@ -388,8 +388,9 @@ class Orchestrator:
     ) -> str:
         """Led, a small model may take its lead for the whole point and stop, or recite: asked once
         more without the lead, it writes something of its own; where greedy decoding only recites
-        the title again ("The answer is: <title>"), once more sampled. Optional: if those calls fail
-        or say nothing, the point shows its title, as it would have without them."""
+        the title again ("The answer is: <title>"), once more sampled, and a sampled text that talks
+        about points, answers or the request at all is not taken (it wanders there). Optional: if
+        those calls fail or say nothing, the point shows its title, as it would have without them."""
         run.records.append(led.record)
         attempts = led.record.attempts
         for sampled in (False, True):
@@ -401,7 +402,8 @@ class Orchestrator:
                 return ""
             run.records.append(unled.record)
             attempts += unled.record.attempts
-            if text := self._tidy(unled, run.question, points, index):
+            text = self._tidy(unled, run.question, points, index)
+            if text and not (sampled and talks_about_task(text)):
                 return text
         return ""
 

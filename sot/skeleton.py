@@ -497,6 +497,11 @@ _WANTS_NOUN = frozenset(
     {"positive", "negative", "faster", "better", "healthy", "healthier", "good", "great", "costly", "strong"}
     | {"clear", "quick", "quicker", "high", "higher", "low", "lower", "new", "long", "short", "deep", "local"}
 )
+# "Use a bleach-free": a compound adjective whose noun never came.
+_ADJECTIVE_COMPOUND = re.compile(r"-(?:free|based|friendly|resistant|proof|efficient|safe|powered|related)$")
+# "... skills through interactive": an adjective after a preposition ("Health in general" is whole).
+_PREPOSITIONS = frozenset(["through", "with", "by", "via", "using"])
+_ADJECTIVE_SUFFIX = re.compile(r"^\w{3,}(?:ive|ous|ful|ical)$")
 # ("Focus on the positive", "Look for the good": after "the", an adjective stands for its noun.)
 _BEFORE_NOUN = frozenset(["a", "an", "for", "more", "less"])
 _WH_WORDS = frozenset(["when", "how", "what", "where", "whether", "who", "which", "why"])
@@ -568,8 +573,12 @@ def _torn_word(text: str) -> str:
         text = " ".join(words[:-2])
     # "Finish with a positive", "... for faster", "can be a costly": an adjective whose noun is missing.
     words = _words(text)
-    if len(words) >= 3 and words[-1].casefold() in _WANTS_NOUN and words[-2].casefold() in _BEFORE_NOUN:
+    last = words[-1].casefold() if words else ""
+    wants_noun = last in _WANTS_NOUN or bool(_ADJECTIVE_COMPOUND.search(last))
+    if len(words) >= 3 and wants_noun and words[-2].casefold() in _BEFORE_NOUN:
         text = _strip_dangling(" ".join(words[:-2]))
+    elif len(words) >= 4 and words[-2].casefold() in _PREPOSITIONS and _ADJECTIVE_SUFFIX.search(last):
+        text = _strip_dangling(" ".join(words[:-2]))  # "... through interactive": its noun never came
     return _strip_dangling(text) if len(_words(text)) >= 3 else text
 
 
@@ -581,8 +590,24 @@ class _Traits:
     topic: frozenset[str]  # its words less the generic ones (`_topic`)
     short: bool  # a title of one or two words
     opening: tuple[str, ...]  # its first two topic words, for a small model (empty: none to compare)
+    words: tuple[str, ...]  # its words, casefolded
     verb: str  # its verb, as advice, for a small model (`_object`; empty: none)
     object: frozenset[str]  # what that verb acts on
+
+
+# Words whose swap turns a point into its opposite: "Arrive early" / "Arrive late".
+_OPPOSITES = frozenset(
+    frozenset(pair.split()) for pair in ("early late", "more less", "fast slow", "often rarely", "always never")
+)
+
+
+def _contradicts(words: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    """A short title that is another with one word swapped for its opposite: a small model's second
+    point says the first again, the other way round (and its text mostly says the first)."""
+    if len(words) != len(other) or len(words) > 3:
+        return False
+    swapped = [(a, b) for a, b in zip(words, other, strict=True) if a != b]
+    return len(swapped) == 1 and frozenset(swapped[0]) in _OPPOSITES
 
 
 def _key(text: str) -> str:
@@ -767,7 +792,8 @@ class SkeletonParser:
         strict = self._strict  # a small model's synonyms are one word (`_SAME`)
         verb, acts_on = _object(point, self._asked) if strict else ("", frozenset[str]())
         short = len(_words(point)) <= 2
-        return _Traits(_bag(point, strict), _topic(point, strict), short, self._opening(point), verb, acts_on)
+        words = tuple(w.casefold() for w in _words(point))
+        return _Traits(_bag(point, strict), _topic(point, strict), short, self._opening(point), words, verb, acts_on)
 
     def _opening(self, point: str) -> tuple[str, ...]:
         """The first two topic words, where strict and there are two (else nothing to compare). A
@@ -799,6 +825,8 @@ class SkeletonParser:
             # question names several things ("mental and physical health"), a title may name one.
             return True
         for kept in self._kept:
+            if self._strict and _contradicts(new.words, kept.words):
+                return True
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):
                 return True

@@ -119,6 +119,14 @@ CASES = [
     # Outside check Q: the point's own number given as its answer.
     ("The answer is 2.", 1, ""),
     ("Sleep is the answer. The answer is 2. Rest more.", 1, "Sleep is the answer. Rest more."),
+    # Outside check S: talk about the point or the prompt's own words, and the quote it opened.
+    (
+        "Here's a one-to-three-sentence version of the point: \"Walking daily lifts your mood.",
+        0,
+        "Walking daily lifts your mood.",
+    ),
+    ("The answer is not a label or a question.", 0, ""),
+    ('Referring to an answer, the point is: "Sleep lowers stress.', 1, "Sleep lowers stress."),
     # README's first answer: the point's own title recited after a label and its number.
     ("Sleep lowers stress. The answer is: 2. Enhanced sleep quality.", 1, "Sleep lowers stress."),
     ("Names help. 3. Clear naming. Names last.", 2, "Names help. Names last."),

@@ -199,6 +199,11 @@ CASES = [
         "5. Reduce the risk of falls",
         ["Stay aware", "Be able", "Reduce the risk of falls"],
     ),
+    # Outside check S: an adjective whose noun never came, after an article or a preposition.
+    (
+        "1. Use a bleach-free\n2. Practice with a partner through interactive\n3. Health in general\n4. Go bleach-free",
+        ["Practice with a partner", "Health in general", "Go bleach-free"],
+    ),
     # A clause opened and never finished is no title (outside check F).
     (
         "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
@@ -469,6 +474,8 @@ SMALL_MODEL_REPEATS = [
     # Only the question's words.
     (SPANISH, ["Provide language learning resources", "Support Spanish language", "Watch cartoons in Spanish"], [0, 2]),
     (ROME, ["The collapse of the Roman Empire", "Economic decline weakened the army", "Barbarian invasions"], [1, 2]),
+    # The same advice the other way round (outside checks O and S; its text said the first).
+    ("how do i prepare for a job interview", ["Arrive early", "Dress well", "Arrive late"], [0, 1]),
     # Words it swaps for one another.
     (PLASTIC, ["Greener option for household waste disposal", "Sustainable option for household waste disposal"], [0]),
     (FLOODS, ["Flood mitigation strategies", "Sandbag supplies", "Flood-resilient flood mitigation methods"], [0, 1]),

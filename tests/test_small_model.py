@@ -106,3 +106,19 @@ async def test_a_point_greedy_decoding_only_recites_is_written_sampled() -> None
     answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
     assert answer.expansions == ["Do it.", "Greens feed you.", "Do it."]
     assert answer.text.splitlines()[1] == "2. Eat greens: Greens feed you."
+
+
+async def test_a_sampled_last_try_that_talks_about_the_task_is_not_taken() -> None:
+    # Outside check S: sampled, the embedded model wrote "Referring to an answer, the point is: ...".
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if is_skeleton(request):
+            yield "1. Sleep well\n2. Eat greens\n3. Walk daily\n"
+        elif request.temperature == constants.SAMPLED_POINT_TEMPERATURE:
+            yield "As a point for the answer, greens matter."
+        else:
+            yield "The answer is: Eat greens" if "Eat greens" in request.messages[-1].content else "Do it."
+
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
+    assert answer.expansions == ["Do it.", "", "Do it."]
+    assert answer.text.splitlines()[1] == "2. Eat greens"
