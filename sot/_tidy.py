@@ -32,7 +32,8 @@ _LETTER = re.compile(r"[^\W\d_]")
 # one to three sentences, should ...", "Your question brings together the main points of the answer.",
 # "The question:" as a label, "This is a classic answer that ...", "The question is a classic example",
 # "The answer is a concise explanation", "Here's a one-to-three-sentence version of the point:",
-# "Referring to an answer, the point is:", "The answer is not a label or a question.".
+# "Referring to an answer, the point is:", "The answer is not a label or a question.", "As I mentioned in
+# my previous response".
 _META = re.compile(
     r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
         \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
@@ -41,6 +42,7 @@ _META = re.compile(
       | \b(?:version|summary|rewrite)\s+of\s+(?:the|this|your)\s+point\b
       | \b(?:referring\s+to\s+(?:an?|the)\s+answer|the\s+point\s+is\s*:)
       | \blabel\s+or\s+(?:a|the)\s+question\b
+      | \b(?:as\s+i\s+mentioned|my\s+previous\s+(?:response|answer))\b
       | ^\s*the\s+(?:question|answer)\s*:
       | ^\s*(?:the\s+)?answer\s+is\s*:?\s*\d{1,2}\s*[.!]?\s*$
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
@@ -221,8 +223,10 @@ def tidy_expansion(
         kept.pop()
     # One paragraph: a point is one line of the answer ("3. Title: text").
     text = " ".join(line.strip() for line in re.split(r"\r\n|\r|\n", "".join(kept)) if line.strip())
-    if text.startswith('"') and text.count('"') % 2:  # the quote a dropped lead-in opened
-        text = text[1:]
+    # The quote a dropped lead-in opened, or its "that" ('that "Study techniques ...').
+    opened = re.match(r'(?:that\s+)?"', text)
+    if opened and text.count('"') % 2:
+        text = text[opened.end() :]
     # Nothing but the title again: no more than an empty expansion, and retried like one.
     # A number alone ("4.") is the point's own numbering left over.
     return text if _LETTER.search(text) and _words_of(text) != _words_of(title) else ""

@@ -109,6 +109,14 @@ class Orchestrator:
         """The skeleton's shape for these options: the one source of its grammar, regex, prompt and limits."""
         return SkeletonShape(max_points=self.options.max_points, point_chars=self.options.max_point_chars)
 
+    @property
+    def least_points(self) -> int:
+        """The fewest points an SoT answer is given with; fewer, and it is answered sequentially.
+        A small model's outline that keeps under the shape's minimum even when asked twice is mostly
+        fragments ("Fall" beside one whole point), so it needs the shape's; a larger model's "Pros" /
+        "Cons" stands with two."""
+        return self.shape.min_points if self.options.small_model else constants.MIN_POINTS
+
     def _constraint(self) -> Constraint | None:
         if not self.options.constrain_skeleton:
             return None
@@ -278,7 +286,7 @@ class Orchestrator:
                 if len(run.points) < self.shape.min_points <= run.parser.items:
                     await self._second_look(run, caller, request, on_skeleton_delta, dispatch, emit)
                 skeleton_done_s = caller.now()
-                if len(run.points) < constants.MIN_POINTS:
+                if len(run.points) < self.least_points:
                     tg.cancel_scope.cancel()
                 else:
                     emit(events.SkeletonDone(tuple(run.points)))
@@ -288,7 +296,7 @@ class Orchestrator:
 
         if run.error is not None:
             raise run.error
-        if len(run.points) < constants.MIN_POINTS:
+        if len(run.points) < self.least_points:
             why = f"the skeleton had {len(run.points)} usable point(s); answered sequentially instead"
             log.info("falling back to sequential decoding: %s", why)
             emit(events.ModeChosen("sequential", why))

@@ -127,6 +127,14 @@ CASES = [
     ),
     ("The answer is not a label or a question.", 0, ""),
     ('Referring to an answer, the point is: "Sleep lowers stress.', 1, "Sleep lowers stress."),
+    # Outside check T: the model's "previous response", and a quote opened after "that".
+    ('As I mentioned in my previous response, "You can ask your boss for a raise.', 0, ""),
+    ("As I mentioned in my previous response, ask in person. Then wait.", 0, "Then wait."),
+    (
+        'that "Study techniques that work well are the ones you repeat.',
+        2,
+        "Study techniques that work well are the ones you repeat.",
+    ),
     # README's first answer: the point's own title recited after a label and its number.
     ("Sleep lowers stress. The answer is: 2. Enhanced sleep quality.", 1, "Sleep lowers stress."),
     ("Names help. 3. Clear naming. Names last.", 2, "Names help. Names last."),

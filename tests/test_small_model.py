@@ -122,3 +122,21 @@ async def test_a_sampled_last_try_that_talks_about_the_task_is_not_taken() -> No
     answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
     assert answer.expansions == ["Do it.", "", "Do it."]
     assert answer.text.splitlines()[1] == "2. Eat greens"
+
+
+async def test_a_small_models_outline_of_under_three_points_asked_twice_is_answered_sequentially() -> None:
+    # Outside check T: "The process of photosynthesis in plants is crucial" / "Fall", both outlines.
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if is_skeleton(request):
+            yield "1. The process of photosynthesis is crucial\n2. Fall\n3. The the\n"
+        else:
+            yield "Leaves lose their chlorophyll in autumn."
+
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot", small_model=True).ask("Why do leaves change color?")
+    assert answer.mode == "sequential" and answer.text == "Leaves lose their chlorophyll in autumn."
+    assert len([r for r in backend.requests if is_skeleton(r)]) == 2
+    # A larger model's two points on purpose stand.
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot").ask("Why do leaves change color?")
+    assert answer.mode == "sot" and len(answer.points) == 2
