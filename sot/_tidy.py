@@ -32,17 +32,17 @@ _LETTER = re.compile(r"[^\W\d_]")
 # one to three sentences, should ...", "Your question brings together the main points of the answer.",
 # "The question:" as a label, "This is a classic answer that ...", "The question is a classic example",
 # "The answer is a concise explanation", "Here's a one-to-three-sentence version of the point:",
-# "Referring to an answer, the point is:", "The answer is not a label or a question.", "As I mentioned in
-# my previous response".
+# "Referring to an answer, ...", "The answer is not a label or a question.", "As I mentioned in my
+# previous response".
 _META = re.compile(
     r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
         \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
       | \b(?:paragraphs?|sentences?)\b[^.!?]{0,80}?\b(?:your|the|this)\s+(?:answer|response)\b
-      | \bone[\s-]+to[\s-]+three[\s-]+(?:plain[\s-]+|short[\s-]+)?sentences?\b
+      | \bone\s+to\s+three\s+(?:plain\s+)?sentences\b
       | \b(?:version|summary|rewrite)\s+of\s+(?:the|this|your)\s+point\b
-      | \b(?:referring\s+to\s+(?:an?|the)\s+answer|the\s+point\s+is\s*:)
+      | \breferring\s+to\s+(?:an?|the)\s+answer\b
       | \blabel\s+or\s+(?:a|the)\s+question\b
-      | \b(?:as\s+i\s+mentioned|my\s+previous\s+(?:response|answer))\b
+      | \bmy\s+previous\s+(?:response|answer)\b
       | ^\s*the\s+(?:question|answer)\s*:
       | ^\s*(?:the\s+)?answer\s+is\s*:?\s*\d{1,2}\s*[.!]?\s*$
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
@@ -236,6 +236,8 @@ def tidy_expansion(
 _TASK_TALK = re.compile(r"\b(?:point|answer|sentences?|questions?|request|rewrit\w*|version|title|label)\b", re.I)
 
 
-def talks_about_task(text: str) -> bool:
-    """Whether `text` speaks of points, answers, sentences or the request at all."""
-    return bool(_TASK_TALK.search(text))
+def talks_about_task(text: str, title: str, question: str) -> bool:
+    """Whether `text` speaks of points, answers, sentences or the request, in words that are not its
+    `title`'s or the `question`'s ("Be prepared to answer the question" may say "answer")."""
+    own = set(_WORDS.findall(f"{title} {question}".casefold()))
+    return any(m.group().casefold() not in own for m in _TASK_TALK.finditer(text))

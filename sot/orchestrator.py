@@ -109,14 +109,6 @@ class Orchestrator:
         """The skeleton's shape for these options: the one source of its grammar, regex, prompt and limits."""
         return SkeletonShape(max_points=self.options.max_points, point_chars=self.options.max_point_chars)
 
-    @property
-    def least_points(self) -> int:
-        """The fewest points an SoT answer is given with; fewer, and it is answered sequentially.
-        A small model's outline that keeps under the shape's minimum even when asked twice is mostly
-        fragments ("Fall" beside one whole point), so it needs the shape's; a larger model's "Pros" /
-        "Cons" stands with two."""
-        return self.shape.min_points if self.options.small_model else constants.MIN_POINTS
-
     def _constraint(self) -> Constraint | None:
         if not self.options.constrain_skeleton:
             return None
@@ -286,7 +278,7 @@ class Orchestrator:
                 if len(run.points) < self.shape.min_points <= run.parser.items:
                     await self._second_look(run, caller, request, on_skeleton_delta, dispatch, emit)
                 skeleton_done_s = caller.now()
-                if len(run.points) < self.least_points:
+                if len(run.points) < constants.MIN_POINTS:
                     tg.cancel_scope.cancel()
                 else:
                     emit(events.SkeletonDone(tuple(run.points)))
@@ -296,7 +288,7 @@ class Orchestrator:
 
         if run.error is not None:
             raise run.error
-        if len(run.points) < self.least_points:
+        if len(run.points) < constants.MIN_POINTS:
             why = f"the skeleton had {len(run.points)} usable point(s); answered sequentially instead"
             log.info("falling back to sequential decoding: %s", why)
             emit(events.ModeChosen("sequential", why))
@@ -401,17 +393,19 @@ class Orchestrator:
         those calls fail or say nothing, the point shows its title, as it would have without them."""
         run.records.append(led.record)
         attempts = led.record.attempts
-        for sampled in (False, True):
+        # Sampled once more only after greedy tries: where the calls were sampled already, a cooler
+        # sample is no way out of a recitation.
+        for sampled in (False, True) if self.options.temperature == 0 else (False,):
             on_restart(attempts + 1)
             try:
                 unled = await call(False, sampled)
             except SotError as exc:
-                log.info("point %d: the try without the lead failed (%s); showing its title", index + 1, exc)
+                log.info("point %d: a try without the lead failed (%s); showing its title", index + 1, exc)
                 return ""
             run.records.append(unled.record)
             attempts += unled.record.attempts
             text = self._tidy(unled, run.question, points, index)
-            if text and not (sampled and talks_about_task(text)):
+            if text and not (sampled and talks_about_task(text, points[index], run.question)):
                 return text
         return ""
 

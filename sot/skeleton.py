@@ -301,8 +301,12 @@ _ONE_SIDED = re.compile(
 )
 # Adjectives a noun should follow: participles and "-able" words ("recycled", "biodegradable"; not "seed").
 _ADJECTIVE_END = re.compile(r"^\w{2,}(?:[^e]ed|able|ible)$")
-# Adjectives a title does not end on: what they need ("aware of ...", "able to ...") never came.
-_WANTS_COMPLEMENT = frozenset(["aware", "able", "capable", "prone", "unable", "likely", "unlikely"])
+# "... to be aware", "... can reduce the risk": what they need ("of ...") never came ("Be culturally
+# aware", "Spread the risk" are whole).
+_NO_COMPLEMENT = re.compile(
+    r"\b(?:to\s+be|is|are)\s+(?:aware|able|capable|prone)$|\b(?:can|could|may|might|will)\s+\w+\s+the\s+risk$",
+    re.IGNORECASE,
+)
 # Phrases that set a sentence in time or turn it, and are no point alone.
 _ADVERBIALS = frozenset(
     [
@@ -374,8 +378,10 @@ def _fragment(title: str) -> bool:
         # "Use recycled", "Use biodegradable": what to use never came ("Buy refurbished", "Use Audible",
         # "Get organized" are whole).
         return True
-    if len(words) >= 3 and (words[-1] in _WANTS_COMPLEMENT or words[-2:] == ["the", "risk"]):
+    if _NO_COMPLEMENT.search(title):
         return True  # "It is important to be aware", "Better sleep can reduce the risk": of what, never said
+    if len(words) >= 3 and words[-2] in ("a", "an") and _ADJECTIVE_COMPOUND.search(words[-1]):
+        return True  # "Use a bleach-free": a compound adjective whose noun never came
     if _OPEN_ADJECTIVE.match(" ".join(words)):
         return True
     # "If you are still unsure about anything": a long condition with no main clause ("If in doubt,
@@ -402,7 +408,7 @@ _SAME = {
         "fall collapse downfall demise decline",
         "benefit advantage pro",
         "drawback disadvantage con downside",
-        "sustainable greener",
+        "sustainable greener eco",
         "option choice alternative",
         "method strategy technique approach",
     )
@@ -497,11 +503,8 @@ _WANTS_NOUN = frozenset(
     {"positive", "negative", "faster", "better", "healthy", "healthier", "good", "great", "costly", "strong"}
     | {"clear", "quick", "quicker", "high", "higher", "low", "lower", "new", "long", "short", "deep", "local"}
 )
-# "Use a bleach-free": a compound adjective whose noun never came.
+# "Use a bleach-free": a compound adjective whose noun never came ("Go for gluten-free" is whole).
 _ADJECTIVE_COMPOUND = re.compile(r"-(?:free|based|friendly|resistant|proof|efficient|safe|powered|related)$")
-# "... skills through interactive": an adjective after a preposition ("Health in general" is whole).
-_PREPOSITIONS = frozenset(["through", "with", "by", "via", "using"])
-_ADJECTIVE_SUFFIX = re.compile(r"^\w{3,}(?:ive|ous|ful|ical)$")
 # ("Focus on the positive", "Look for the good": after "the", an adjective stands for its noun.)
 _BEFORE_NOUN = frozenset(["a", "an", "for", "more", "less"])
 _WH_WORDS = frozenset(["when", "how", "what", "where", "whether", "who", "which", "why"])
@@ -573,12 +576,8 @@ def _torn_word(text: str) -> str:
         text = " ".join(words[:-2])
     # "Finish with a positive", "... for faster", "can be a costly": an adjective whose noun is missing.
     words = _words(text)
-    last = words[-1].casefold() if words else ""
-    wants_noun = last in _WANTS_NOUN or bool(_ADJECTIVE_COMPOUND.search(last))
-    if len(words) >= 3 and wants_noun and words[-2].casefold() in _BEFORE_NOUN:
+    if len(words) >= 3 and words[-1].casefold() in _WANTS_NOUN and words[-2].casefold() in _BEFORE_NOUN:
         text = _strip_dangling(" ".join(words[:-2]))
-    elif len(words) >= 4 and words[-2].casefold() in _PREPOSITIONS and _ADJECTIVE_SUFFIX.search(last):
-        text = _strip_dangling(" ".join(words[:-2]))  # "... through interactive": its noun never came
     return _strip_dangling(text) if len(_words(text)) >= 3 else text
 
 
@@ -601,13 +600,16 @@ _OPPOSITES = frozenset(
 )
 
 
-def _contradicts(words: tuple[str, ...], other: tuple[str, ...]) -> bool:
-    """A short title that is another with one word swapped for its opposite: a small model's second
-    point says the first again, the other way round (and its text mostly says the first)."""
+def _contradicts(words: tuple[str, ...], other: tuple[str, ...], asked: str) -> bool:
+    """Short advice that is another's with its manner swapped for the opposite ("Arrive late" after
+    "Arrive early"; sets O and S, where its text said to arrive early). A pair the question names
+    ("fast and slow charging") or that names kinds ("Early symptoms" / "Late symptoms") stays."""
     if len(words) != len(other) or len(words) > 3:
         return False
-    swapped = [(a, b) for a, b in zip(words, other, strict=True) if a != b]
-    return len(swapped) == 1 and frozenset(swapped[0]) in _OPPOSITES
+    swapped = [(i, a, b) for i, (a, b) in enumerate(zip(words, other, strict=True)) if a != b]
+    if len(swapped) != 1 or swapped[0][0] == 0 or frozenset(swapped[0][1:]) not in _OPPOSITES:
+        return False
+    return not set(swapped[0][1:]) <= set(asked.split())
 
 
 def _key(text: str) -> str:
@@ -652,6 +654,7 @@ class SkeletonParser:
     ) -> None:
         shape = shape or SkeletonShape()
         self._asked = frozenset(_stems(question, _COMPOUNDS, same=strict))
+        self._question = " ".join(re.findall(r"\w+", question.casefold()))
         self._lists = bool(re.search(r"\b(?:and|or|vs|versus)\b|&|/", question, re.IGNORECASE))
         self._asked_as_written = frozenset(_stems(question, _COMPOUNDS, same=False))  # for openings
         # A small model's outline: points that open on the same two topic words ("Buy local and
@@ -825,7 +828,7 @@ class SkeletonParser:
             # question names several things ("mental and physical health"), a title may name one.
             return True
         for kept in self._kept:
-            if self._strict and _contradicts(new.words, kept.words):
+            if self._strict and _contradicts(new.words, kept.words, self._question):
                 return True
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):

@@ -178,6 +178,9 @@ CONTENT = [
     "The secret is simple: clear naming.",
     "Build three habits: 1. Clear naming. 2. Enhanced sleep quality. 3. Diet. Each supports the others.",
     "Ask your doctor. The answer is: yes.",
+    "Open with a one-to-three-sentence summary of the project. Reviewers read it first.",
+    "As I mentioned earlier, hydration matters: drink eight glasses a day.",
+    "The point is: say less.",
 ]
 
 

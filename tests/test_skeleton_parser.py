@@ -193,16 +193,24 @@ CASES = [
         "4. Answer questions honestly\n5. Apps that work",
         ["Fall", "Language learning podcasts", "Answer questions honestly", "Apps that work"],
     ),
-    # Outside check R: an adjective or a risk whose "of ..." never came; "Stay aware" and "Be able" are titles.
+    # Outside check R: an adjective or a risk whose "of ..." never came; "Stay alert", "Be able", "Be
+    # culturally aware" and "Spread the risk" are titles (a review).
     (
-        "1. It is important to be aware\n2. Better sleep can reduce the risk\n3. Stay aware\n4. Be able\n"
-        "5. Reduce the risk of falls",
-        ["Stay aware", "Be able", "Reduce the risk of falls"],
+        "1. It is important to be aware\n2. Better sleep can reduce the risk\n3. Stay alert\n4. Be able\n"
+        "5. Reduce the risk of falls\n6. Be culturally aware\n7. Spread the risk",
+        ["Stay alert", "Be able", "Reduce the risk of falls", "Be culturally aware", "Spread the risk"],
     ),
-    # Outside check S: an adjective whose noun never came, after an article or a preposition.
+    # Outside check S: a compound adjective whose noun never came after "a"; after "for" or "more" it
+    # stands for its noun, and a mass noun after "with" is one (a review).
     (
-        "1. Use a bleach-free\n2. Practice with a partner through interactive\n3. Health in general\n4. Go bleach-free",
-        ["Practice with a partner", "Health in general", "Go bleach-free"],
+        "1. Use a bleach-free\n2. Go for gluten-free\n3. Make your home more energy-efficient\n"
+        "4. Treat wood with preservative\n5. Go bleach-free",
+        [
+            "Go for gluten-free",
+            "Make your home more energy-efficient",
+            "Treat wood with preservative",
+            "Go bleach-free",
+        ],
     ),
     # A clause opened and never finished is no title (outside check F).
     (
@@ -474,10 +482,17 @@ SMALL_MODEL_REPEATS = [
     # Only the question's words.
     (SPANISH, ["Provide language learning resources", "Support Spanish language", "Watch cartoons in Spanish"], [0, 2]),
     (ROME, ["The collapse of the Roman Empire", "Economic decline weakened the army", "Barbarian invasions"], [1, 2]),
-    # The same advice the other way round (outside checks O and S; its text said the first).
+    # The same advice the other way round (outside checks O and S; its text said the first); kinds, and a
+    # pair the question names, stay (a review).
     ("how do i prepare for a job interview", ["Arrive early", "Dress well", "Arrive late"], [0, 1]),
+    ("What are the signs of Lyme disease?", ["Early symptoms", "Late symptoms", "Tick bites"], [0, 1, 2]),
+    ("Compare fast and slow charging", ["Charge fast", "Charge slow", "Battery wear"], [0, 1, 2]),
     # Words it swaps for one another.
-    (PLASTIC, ["Greener option for household waste disposal", "Sustainable option for household waste disposal"], [0]),
+    (
+        PLASTIC,
+        ["Greener option for household waste disposal", "Eco-friendly product for household waste disposal"],
+        [0],
+    ),
     (FLOODS, ["Flood mitigation strategies", "Sandbag supplies", "Flood-resilient flood mitigation methods"], [0, 1]),
     # Distinct points stay: other verbs on one thing, what the question's words leave of a long title, an
     # aspect the question names, two words of the question (a review of the rules above).
@@ -511,13 +526,15 @@ def test_a_small_models_repeats_and_restatements_are_no_points(
 ) -> None:
     outline = "".join(f"{i}. {t}\n" for i, t in enumerate(titles, 1))
     assert parse_skeleton(outline, strict=True, question=question) == [titles[i] for i in kept]
-    # A larger model's outline keeps these (the greener/sustainable pair shares four words of five: a
-    # repeat for any model).
-    loose = parse_skeleton(outline, question=question)
-    assert loose == (titles[:1] if question == PLASTIC else titles)
+    assert parse_skeleton(outline, question=question) == titles  # a larger model's outline is taken as written
 
 
 def test_a_larger_models_words_are_its_own() -> None:
     loose = "1. Lower prices\n2. Reduce costs\n3. Find new customers\n4. Compare prices\n"
     assert parse_skeleton(loose) == ["Lower prices", "Reduce costs", "Find new customers", "Compare prices"]
     assert parse_skeleton("1. 饮食\n2. 运动\n3. 睡眠\n4. 心态\n") == ["饮食", "运动", "睡眠", "心态"]
+
+
+def test_a_title_sharing_four_words_of_five_with_another_is_a_repeat_for_any_model() -> None:
+    outline = "1. Greener option for household waste disposal\n2. Sustainable option for household waste disposal\n"
+    assert parse_skeleton(outline, question=PLASTIC) == ["Greener option for household waste disposal"]

@@ -60,7 +60,7 @@ async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: 
             yield unled
 
     backend = MockBackend(handler)
-    client = sot.Client(backend=backend, mode="sot", small_model=True, max_retries=0)
+    client = sot.Client(backend=backend, mode="sot", small_model=True, max_retries=0, temperature=0)
     answer = await client.ask("How do I stay healthy?")
     # The unled answer where there is one; else the title, as before: the second try never fails the answer.
     expected = "Greens feed you." if unled == "Greens feed you." else ""
@@ -73,7 +73,8 @@ async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: 
     greedy = [r for r in unled_calls if r.temperature != constants.SAMPLED_POINT_TEMPERATURE]
     sampled = [r for r in unled_calls if r.temperature == constants.SAMPLED_POINT_TEMPERATURE]
     assert len(greedy) == 2 and len(sampled) == (2 if unled == "" else 0)
-    assert all(r.seed == constants.SECOND_LOOK_SEED for r in sampled)
+    if unled == "":
+        assert [r.seed for r in sampled] == [constants.SECOND_LOOK_SEED] * 2
 
 
 async def test_the_small_model_prompts_reach_a_real_server_and_its_answer_reads_right(fake) -> None:
@@ -124,19 +125,22 @@ async def test_a_sampled_last_try_that_talks_about_the_task_is_not_taken() -> No
     assert answer.text.splitlines()[1] == "2. Eat greens"
 
 
-async def test_a_small_models_outline_of_under_three_points_asked_twice_is_answered_sequentially() -> None:
-    # Outside check T: "The process of photosynthesis in plants is crucial" / "Fall", both outlines.
+async def test_the_sampled_try_follows_greedy_tries_only_and_may_use_the_titles_words() -> None:
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
         if is_skeleton(request):
-            yield "1. The process of photosynthesis is crucial\n2. Fall\n3. The the\n"
+            yield "1. Sleep well\n2. Answer the question\n3. Walk daily\n"
+        elif request.temperature == constants.SAMPLED_POINT_TEMPERATURE:
+            yield "Answer the question you were asked, then stop."  # its title's words, not talk about the task
         else:
-            yield "Leaves lose their chlorophyll in autumn."
+            yield (
+                "The answer is: Answer the question" if "Answer the question" in request.messages[-1].content else "Ok."
+            )
 
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", small_model=True).ask("Why do leaves change color?")
-    assert answer.mode == "sequential" and answer.text == "Leaves lose their chlorophyll in autumn."
-    assert len([r for r in backend.requests if is_skeleton(r)]) == 2
-    # A larger model's two points on purpose stand.
+    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to interview?")
+    assert answer.expansions[1] == "Answer the question you were asked, then stop."
+    # Where the calls were sampled already (no temperature: the server's own), no cooler sample follows.
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot").ask("Why do leaves change color?")
-    assert answer.mode == "sot" and len(answer.points) == 2
+    answer = await sot.Client(backend=backend, mode="sot", small_model=True).ask("How to interview?")
+    assert answer.expansions[1] == ""
+    assert not [r for r in backend.requests if r.temperature == constants.SAMPLED_POINT_TEMPERATURE]
