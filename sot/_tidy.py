@@ -44,6 +44,8 @@ _META = re.compile(
       | \blabel\s+or\s+(?:a|the)\s+question\b
       | \bmy\s+previous\s+(?:response|answer)\b
       | ^\s*the\s+(?:question|answer)\s*:
+      | ^\s*the\s+question\s+is\s*:
+      | ^\s*(?:the\s+)?answer\s+is\s*$
       | ^\s*(?:the\s+)?answer\s+is\s*:?\s*\d{1,2}\s*[.!]?\s*$
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
       | \bthe\s+answer\s+to\s+the\s+question\b
@@ -104,13 +106,14 @@ _AS_ASKED = {"you": "i", "your": "my", "yours": "mine", "yourself": "myself", "a
 
 
 def _asks_again(sentence: str, asked: list[str]) -> bool:
-    """The user's question pasted back: asked again (a question mark, or in the question's order),
-    every word the question's, and most of the question. "It is worth learning to code." answers
-    "Is it worth learning to code?" and stays."""
+    """The user's question pasted back: asked again (a question mark, or opening as the question
+    does), every word the question's but one in a long one (its typo mended: "pollution" for
+    "polution"), and most of the question. "It is worth learning to code." answers "Is it worth
+    learning to code?" and stays."""
     words = [_AS_ASKED.get(w, w) for w in _WORDS.findall(sentence.casefold())]
-    if len(words) < max(4, 0.7 * len(asked)) or not set(words) <= set(asked):
+    if len(words) < max(4, 0.7 * len(asked)) or len(set(words) - set(asked)) > (len(words) >= 8):
         return False
-    return sentence.rstrip().endswith("?") or words == asked[: len(words)]
+    return sentence.rstrip().endswith("?") or words[:3] == asked[:3]
 
 
 def _echoes(sentence: str, instructions: list[str]) -> bool:

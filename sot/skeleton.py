@@ -329,9 +329,12 @@ _ADVERBIALS = frozenset(
         "in summary",
     ]
 )
-# "The first step in the process", "The final step": a step counted, never named.
+# "The first step in the process", "The first step towards reducing plastic": a step counted, never
+# named ("The first step is to ..." names it; "Next steps" is a heading); "This includes ...": the
+# rest of the point before it.
 _NAMELESS_STEP = re.compile(
-    r"^the\s+(?:first|second|third|fourth|fifth|next|final|last)\s+step\s+(?:in|of)\s+(?:the|this)\s+process$",
+    r"^the\s+(?:first|second|third|fourth|fifth|next|final|last)\s+step\s+(?:in|of|to|towards?)\b(?!.*\bis\b)"
+    r"|^this\s+(?:includes|means|involves)\b",
     re.IGNORECASE,
 )
 # "Will impact her plans", "She should know", "You should not hesitate": a sentence's verb without its

@@ -135,6 +135,11 @@ CASES = [
         2,
         "Study techniques that work well are the ones you repeat.",
     ),
+    # Outside check V: the question pasted back with its typo mended, or after "The question is:", and
+    # "The answer is" alone.
+    ("How do I ask my boss for a rise without it being awkward. Ask in person.", 0, "Ask in person."),
+    ("The question is: How do I ask my boss for a raise without it being awkward? Ask in person.", 0, "Ask in person."),
+    ("The answer is", 1, ""),
     # README's first answer: the point's own title recited after a label and its number.
     ("Sleep lowers stress. The answer is: 2. Enhanced sleep quality.", 1, "Sleep lowers stress."),
     ("Names help. 3. Clear naming. Names last.", 2, "Names help. Names last."),

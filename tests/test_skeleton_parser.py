@@ -147,8 +147,10 @@ CASES = [
     # A word torn to two letters, a step counted and never named (outside check N); "Do", "AI", "Ox", a
     # title in Chinese and "Next steps" are titles (a review).
     (
-        "1. Re\n2. The first step in the process\n3. Next steps\n4. Do\n5. AI\n6. Ox\n7. 饮食",
-        ["Next steps", "Do", "AI", "Ox", "饮食"],
+        "1. Re\n2. The first step in the process\n3. Next steps\n4. Do\n5. AI\n6. Ox\n7. 饮食\n"
+        "8. The first step towards reducing plastic pollution\n9. This includes supporting marine areas\n"
+        "10. The second step is to recycle",
+        ["Next steps", "Do", "AI", "Ox", "饮食", "The second step is to recycle"],
     ),
     # A verb whose object stopped at its adjective (outside checks L and M); idioms stay.
     (
