@@ -93,54 +93,36 @@ async def test_the_small_model_prompts_reach_a_real_server_and_its_answer_reads_
     assert answer.text.splitlines()[1] == "2. Eat greens: Details on Eat greens for point 2."
 
 
-async def test_a_point_greedy_decoding_only_recites_is_written_sampled() -> None:
-    # Outside check Q: greedy, the embedded model answered "The answer is: <title>" led and unled alike.
+# Outside check Q: greedy, the embedded model answered "The answer is: <title>" led and unled alike;
+# check S: sampled, it once wrote "Referring to an answer, the point is: ...", which is not taken.
+@pytest.mark.parametrize(
+    ("title", "sampled", "shown"),
+    [
+        ("Eat greens", "Greens feed you.", "Greens feed you."),
+        ("Eat greens", "As a point for the answer, greens matter.", ""),
+        # Its title's words are no talk about the task.
+        (
+            "Answer the question",
+            "Answer the question you were asked, then stop.",
+            "Answer the question you were asked, then stop.",
+        ),
+    ],
+)
+async def test_a_point_greedy_decoding_only_recites_is_written_sampled(title: str, sampled: str, shown: str) -> None:
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
         if is_skeleton(request):
-            yield "1. Sleep well\n2. Eat greens\n3. Walk daily\n"
+            yield f"1. Sleep well\n2. {title}\n3. Walk daily\n"
         elif request.temperature == constants.SAMPLED_POINT_TEMPERATURE:
-            yield "Greens feed you."
+            yield sampled
         else:
-            yield "The answer is: Eat greens" if "Eat greens" in request.messages[-1].content else "Do it."
+            yield f"The answer is: {title}" if title in request.messages[-1].content else "Do it."
 
     backend = MockBackend(handler)
     answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
-    assert answer.expansions == ["Do it.", "Greens feed you.", "Do it."]
-    assert answer.text.splitlines()[1] == "2. Eat greens: Greens feed you."
-
-
-async def test_a_sampled_last_try_that_talks_about_the_task_is_not_taken() -> None:
-    # Outside check S: sampled, the embedded model wrote "Referring to an answer, the point is: ...".
-    async def handler(request: ChatRequest) -> AsyncIterator[str]:
-        if is_skeleton(request):
-            yield "1. Sleep well\n2. Eat greens\n3. Walk daily\n"
-        elif request.temperature == constants.SAMPLED_POINT_TEMPERATURE:
-            yield "As a point for the answer, greens matter."
-        else:
-            yield "The answer is: Eat greens" if "Eat greens" in request.messages[-1].content else "Do it."
-
-    backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
-    assert answer.expansions == ["Do it.", "", "Do it."]
-    assert answer.text.splitlines()[1] == "2. Eat greens"
-
-
-async def test_the_sampled_try_follows_greedy_tries_only_and_may_use_the_titles_words() -> None:
-    async def handler(request: ChatRequest) -> AsyncIterator[str]:
-        if is_skeleton(request):
-            yield "1. Sleep well\n2. Answer the question\n3. Walk daily\n"
-        elif request.temperature == constants.SAMPLED_POINT_TEMPERATURE:
-            yield "Answer the question you were asked, then stop."  # its title's words, not talk about the task
-        else:
-            yield (
-                "The answer is: Answer the question" if "Answer the question" in request.messages[-1].content else "Ok."
-            )
-
-    backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to interview?")
-    assert answer.expansions[1] == "Answer the question you were asked, then stop."
+    assert answer.expansions == ["Do it.", shown, "Do it."]
+    assert answer.text.splitlines()[1] == (f"2. {title}: {shown}" if shown else f"2. {title}")
     # Where the calls were sampled already (no temperature: the server's own), no cooler sample follows.
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", small_model=True).ask("How to interview?")
+    answer = await sot.Client(backend=backend, mode="sot", small_model=True).ask("How to stay healthy?")
     assert answer.expansions[1] == ""
     assert not [r for r in backend.requests if r.temperature == constants.SAMPLED_POINT_TEMPERATURE]
