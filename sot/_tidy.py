@@ -47,6 +47,7 @@ _META = re.compile(
       | ^\s*the\s+question\s+is\s*:
       | ^\s*(?:the\s+)?answer\s+is\s*$
       | ^\s*(?:the\s+)?next\s+(?:question|point)\s*[.!]?\s*$
+      | ^\s*not\s+available\s*[.!]?\s*$
       | ^\s*(?:the\s+)?answer\s+is\s*:?\s*\d{1,2}\s*[.!]?\s*$
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
       | \bthe\s+answer\s+to\s+the\s+question\b

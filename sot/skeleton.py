@@ -288,7 +288,8 @@ _OPEN_ADJECTIVE = re.compile(
 # "The answer is not only", "This answer is not just a simple one", "The list is incomplete": the model
 # talking about its task.
 _ABOUT_THE_TASK = re.compile(
-    r"^(?:(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)|(?:the|this)\s+list)\s+(?:is|was)\b",
+    r"^(?:(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)|(?:the|this)\s+list)\s+(?:is|was)\b"
+    r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b",
     re.IGNORECASE,
 )
 # "The main difference between an IRA", "The choice between a laptop with an SSD", "... is not only the
@@ -524,7 +525,7 @@ _TWO_LETTER_WORDS = _AFTER_TO | _word_set("no ok oz ox qi hi tv pc uv ai")
 _OPEN_PASSIVE = re.compile(
     r"\s+(?:is|are|was|were|has\s+been|have\s+been|can\s+be|be)(?:\s+(?:\w+ly|not))?\s+"
     r"(?:caused|due|attributed|driven|influenced|determined|based|characterized|followed|marked|known|considered"
-    r"|designed|used|made|seen|part|also\s+a\s+part|a\s+part)$",
+    r"|designed|used|made|seen|achieved|done|part|also\s+a\s+part|a\s+part)$",
     re.IGNORECASE,
 )
 # "Paying off your loans early can be a great way", "Fall is a time": a way or a time whose "to ..." or
@@ -536,8 +537,9 @@ _OPEN_PRAISE = re.compile(
 )
 # "The most obvious way", "One of the best things", "A good way": praise of a way never named.
 _OPEN_SUPERLATIVE = re.compile(
-    r"^(?:the|one\s+of\s+the|an?|another)\s+(?:most\s+\w+|best|simplest|easiest|good|great|simple|easy|better)"
-    r"\s+(?:ways?|things?|ideas?|options?)$",
+    r"^(?:the|one\s+of\s+the|an?|another)\s+(?:(?:first|most|and)\s+)*"
+    r"(?:\w+est|good|great|simple|easy|better|effective|important|useful|helpful|obvious)"
+    r"\s+(?:ways?|things?|ideas?|options?|methods?)$",
     re.I,
 )
 

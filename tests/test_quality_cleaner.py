@@ -141,6 +141,7 @@ CASES = [
     ("The question is: How do I ask my boss for a raise without it being awkward? Ask in person.", 0, "Ask in person."),
     ("The answer is", 1, ""),
     ("The next question.", 1, ""),  # README's first command, from a fresh clone at 62c6670
+    ("not available.", 1, ""),  # outside check W
     # README's first answer: the point's own title recited after a label and its number.
     ("Sleep lowers stress. The answer is: 2. Enhanced sleep quality.", 1, "Sleep lowers stress."),
     ("Names help. 3. Clear naming. Names last.", 2, "Names help. Names last."),

@@ -214,6 +214,12 @@ CASES = [
             "Go bleach-free",
         ],
     ),
+    # Outside check W: a way praised and never named, a passive with no "by ...", the prompt's own rule.
+    (
+        "1. The first and most effective way\n2. Another effective way\n3. Paying off your cards can be achieved\n"
+        "4. Do not answer the question\n5. The Toyota way\n6. Pay the highest rate first",
+        ["Paying off your cards", "The Toyota way", "Pay the highest rate first"],
+    ),
     # A clause opened and never finished is no title (outside check F).
     (
         "1. This is because\n2. Light scatters\n3. Rain falls because clouds cool",
