@@ -43,12 +43,10 @@ _META = re.compile(
       | \breferring\s+to\s+(?:an?|the)\s+answer\b
       | \blabel\s+or\s+(?:a|the)\s+question\b
       | \bmy\s+previous\s+(?:response|answer)\b
-      | ^\s*the\s+(?:question|answer)\s*:
-      | ^\s*the\s+question\s+is\s*:
-      | ^\s*(?:the\s+)?answer\s+is\s*$
+      | ^\s*the\s+(?:question(?:\s+is)?|answer)\s*:
       | ^\s*(?:the\s+)?next\s+(?:question|point)\s*[.!]?\s*$
       | ^\s*not\s+available\s*[.!]?\s*$
-      | ^\s*(?:the\s+)?answer\s+is\s*:?\s*\d{1,2}\s*[.!]?\s*$
+      | ^\s*(?:the\s+)?answer\s+is(?:\s*:?\s*\d{1,2}\s*[.!]?)?\s*$
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
       | \bthe\s+answer\s+to\s+the\s+question\b
       | ^\s*the\s+question\s+is\s+an?\b
@@ -200,8 +198,9 @@ def tidy_expansion(
     # answer is: 2. Set realistic deadlines."); not a list of the text's own ("1. Sleep. 2. Exercise.").
     recited = {_words_of(t) for t in titles}
     told: list[str] = []
+    own_list = bool(_OWN_LIST.search(text))
     for sentence in kept:
-        numbered = bool(told) and not _LETTER.search(told[-1]) and not _OWN_LIST.search(text)
+        numbered = bool(told) and not _LETTER.search(told[-1]) and not own_list
         if numbered and _words_of(sentence) in recited:
             told.pop()
             if told and _ANSWER_LABEL.match(told[-1]):

@@ -372,7 +372,7 @@ def _fragment(title: str) -> bool:
         return torn or words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
     if len(words) == 2 and words[-1] in DANGLING_WORDS:
         return True  # "The most", "Keep your"
-    if words[0] in ("answer", "answers") and title.split()[0].rstrip(",:") != title.split()[0]:
+    if words[0] in ("answer", "answers") and _words(title)[0][-1] in ",:":
         return True  # "Answer, but not just one": the model talking about its task
     if words[0] == "of" and words[1] in ("the", "a", "an"):
         return True  # "Of the French monarchy in the Revolution": the end of the sentence before it
@@ -525,7 +525,7 @@ _TWO_LETTER_WORDS = _AFTER_TO | _word_set("no ok oz ox qi hi tv pc uv ai")
 _OPEN_PASSIVE = re.compile(
     r"\s+(?:is|are|was|were|has\s+been|have\s+been|can\s+be|be)(?:\s+(?:\w+ly|not))?\s+"
     r"(?:caused|due|attributed|driven|influenced|determined|based|characterized|followed|marked|known|considered"
-    r"|designed|used|made|seen|achieved|done|part|also\s+a\s+part|a\s+part)$",
+    r"|designed|used|made|seen|achieved|done|(?:also\s+)?(?:a\s+)?part)$",
     re.IGNORECASE,
 )
 # "Paying off your loans early can be a great way", "Fall is a time": a way or a time whose "to ..." or
@@ -592,11 +592,15 @@ class _Traits:
 
     bag: frozenset[str]  # its words (`_bag`)
     topic: frozenset[str]  # its words less the generic ones (`_topic`)
-    short: bool  # a title of one or two words
     opening: tuple[str, ...]  # its first two topic words, for a small model (empty: none to compare)
     words: tuple[str, ...]  # its words, casefolded
     verb: str  # its verb, as advice, for a small model (`_object`; empty: none)
     object: frozenset[str]  # what that verb acts on
+
+    @property
+    def short(self) -> bool:
+        """A title of one or two words."""
+        return len(self.words) <= 2
 
 
 # Words whose swap turns a point into its opposite: "Arrive early" / "Arrive late".
@@ -605,7 +609,7 @@ _OPPOSITES = frozenset(
 )
 
 
-def _contradicts(words: tuple[str, ...], other: tuple[str, ...], asked: str) -> bool:
+def _contradicts(words: tuple[str, ...], other: tuple[str, ...], asked: frozenset[str]) -> bool:
     """Short advice that is another's with its manner swapped for the opposite ("Arrive late" after
     "Arrive early"; sets O and S, where its text said to arrive early). A pair the question names
     ("fast and slow charging") or that names kinds ("Early symptoms" / "Late symptoms") stays."""
@@ -614,7 +618,7 @@ def _contradicts(words: tuple[str, ...], other: tuple[str, ...], asked: str) -> 
     swapped = [(i, a, b) for i, (a, b) in enumerate(zip(words, other, strict=True)) if a != b]
     if len(swapped) != 1 or swapped[0][0] == 0 or frozenset(swapped[0][1:]) not in _OPPOSITES:
         return False
-    return not set(swapped[0][1:]) <= set(asked.split())
+    return not set(swapped[0][1:]) <= asked
 
 
 def _key(text: str) -> str:
@@ -659,7 +663,7 @@ class SkeletonParser:
     ) -> None:
         shape = shape or SkeletonShape()
         self._asked = frozenset(_stems(question, _COMPOUNDS, same=strict))
-        self._question = " ".join(re.findall(r"\w+", question.casefold()))
+        self._question_words = frozenset(re.findall(r"\w+", question.casefold()))
         self._lists = bool(re.search(r"\b(?:and|or|vs|versus)\b|&|/", question, re.IGNORECASE))
         self._asked_as_written = frozenset(_stems(question, _COMPOUNDS, same=False))  # for openings
         # A small model's outline: points that open on the same two topic words ("Buy local and
@@ -799,9 +803,8 @@ class SkeletonParser:
     def _traits(self, point: str) -> _Traits:
         strict = self._strict  # a small model's synonyms are one word (`_SAME`)
         verb, acts_on = _object(point, self._asked) if strict else ("", frozenset[str]())
-        short = len(_words(point)) <= 2
         words = tuple(w.casefold() for w in _words(point))
-        return _Traits(_bag(point, strict), _topic(point, strict), short, self._opening(point), words, verb, acts_on)
+        return _Traits(_bag(point, strict), _topic(point, strict), self._opening(point), words, verb, acts_on)
 
     def _opening(self, point: str) -> tuple[str, ...]:
         """The first two topic words, where strict and there are two (else nothing to compare). A
@@ -833,7 +836,7 @@ class SkeletonParser:
             # question names several things ("mental and physical health"), a title may name one.
             return True
         for kept in self._kept:
-            if self._strict and _contradicts(new.words, kept.words, self._question):
+            if self._strict and _contradicts(new.words, kept.words, self._question_words):
                 return True
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):
