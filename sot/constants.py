@@ -21,6 +21,8 @@ SKELETON_MAX_TOKENS: Final = 320
 # (and a point a small model only recites greedily, at SAMPLED_POINT_TEMPERATURE, with this seed).
 SECOND_LOOK_TEMPERATURE: Final = 0.8
 SECOND_LOOK_SEED: Final = 1
+# Outlines asked for after the first while too few distinct points stand (each with the next seed).
+MORE_LOOKS: Final = 2
 # Warm enough to leave the recitation; cooler than 0.8, where three of nine such texts talked about
 # the request on 20 outside questions (0.4 still does at times: such a text is not taken).
 SAMPLED_POINT_TEMPERATURE: Final = 0.4

@@ -275,8 +275,10 @@ class Orchestrator:
                 usage = outcome.record.usage
                 run.parser.finish(cut=usage is not None and usage.completion_tokens >= opts.skeleton_max_tokens)
                 dispatch(run.take_new_points())
-                if len(run.points) < self.shape.min_points <= run.parser.items:
-                    await self._second_look(run, caller, request, on_skeleton_delta, dispatch, emit)
+                for look in range(constants.MORE_LOOKS):
+                    if not len(run.points) < self.shape.min_points <= run.parser.items:
+                        break
+                    await self._another_look(run, caller, request, on_skeleton_delta, dispatch, emit, look)
                 skeleton_done_s = caller.now()
                 if len(run.points) < constants.MIN_POINTS:
                     tg.cancel_scope.cancel()
@@ -313,7 +315,7 @@ class Orchestrator:
         answer.timings.first_expansion_token_s = run.first_expansion_token_s
         return answer
 
-    async def _second_look(
+    async def _another_look(
         self,
         run: _Run,
         caller: Caller,
@@ -321,10 +323,12 @@ class Orchestrator:
         on_delta: Callable[[str], None],
         dispatch: Callable[[list[str]], None],
         emit: Emit,
+        look: int = 0,
     ) -> None:
-        """One more outline, sampled, when the first had enough lines but too few distinct points:
+        """One more outline, sampled, when the last had enough lines but too few distinct points:
         a small model that loops on one line (or writes fragments) leaves one or two. Its new points
-        extend the outline; its repeats of kept ones are dropped. A failure keeps what there is."""
+        extend the outline; its repeats of kept ones are dropped. A failure keeps what there is.
+        `look` counts the outlines asked for again before this one: each is sampled with its own seed."""
         log.info("the skeleton had %d usable point(s) in %d lines; asking once more", len(run.points), run.parser.items)
 
         def fresh(attempt: int = 0) -> None:
@@ -333,7 +337,7 @@ class Orchestrator:
             emit(events.SkeletonRestarted(attempt))
 
         fresh()
-        seed = constants.SECOND_LOOK_SEED if request.seed is None else request.seed
+        seed = (constants.SECOND_LOOK_SEED if request.seed is None else request.seed) + look
         varied = replace(request, temperature=constants.SECOND_LOOK_TEMPERATURE, seed=seed)
         try:
             outcome = await caller.call(

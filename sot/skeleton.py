@@ -218,11 +218,11 @@ def _indent(line: str) -> int:
 def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: bool = False) -> str:
     text = _CONTROL.sub("", unicodedata.normalize("NFC", text))
     text = _EMPHASIS.sub("", text).strip()
-    text = re.sub(r"\s+", " ", text)
+    text = _SCORE.sub("", re.sub(r"\s+", " ", text))
     text = _STRAY_NUMBER.sub("", shape_title(_STRAY_NUMBER.sub("", text), max_words, cut, whole_words))
     text = _torn_word(text)
     # Points are titles: a trailing period, colon or separator is formatting, not content.
-    text = text.rstrip(" .,;:")
+    text = text.rstrip(" .,;:") + ("." if re.search(r"\betc\.[ .,;:]*$", text) else "")
     if len(text) > max_chars:
         head = text[:max_chars].rsplit(" ", 1)[0] or text[:max_chars]
         text = head.rstrip(" ,;:-") + "…"
@@ -230,6 +230,8 @@ def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: boo
 
 
 _LETTER_WORDS = re.compile(r"[^\W\d_]+")
+# A score the model gave its own line ("Temperature, humidity, light, etc. (3 points)"): no part of the title.
+_SCORE = re.compile(r"\s*\(\d{1,2} (?:points?|marks?)\)", re.IGNORECASE)
 # A number the model tacked on after a comma ("Bring a camera for security, 9"): no part of the title.
 _STRAY_NUMBER = re.compile(r"(?<![\d\s,])(?:\s*,\s*\d{1,3})+\s*[.:;]?\s*$")
 # A point that opens on one of these and stops within a few words is half a sentence ("If you find someone").
@@ -621,6 +623,15 @@ def _contradicts(words: tuple[str, ...], other: tuple[str, ...], asked: frozense
     return not set(swapped[0][1:]) <= asked
 
 
+def _counted(words: tuple[str, ...], other: tuple[str, ...], asked: frozenset[str]) -> bool:
+    """One label counted on ("Demonstration 2" after "Demonstration 1", set X: eight of them, each
+    with one text): no new point. A label the question names ("Day 1" / "Day 2" on a three-day
+    trip) stays."""
+    if len(words) != len(other) or len(words) < 2 or words[:-1] != other[:-1]:
+        return False
+    return words[-1].isdigit() and other[-1].isdigit() and not set(words[:-1]) & asked
+
+
 def _key(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.casefold())
 
@@ -831,12 +842,17 @@ class SkeletonParser:
         of a kept one rewords it ("Internal issues contributed to the empire's demise" after "The fall
         of Rome was largely attributed to internal issues, including corruption")."""
         topic = new.topic
-        if self._strict and not self._lists and len(topic) >= 3 and topic <= self._asked:
-            # The question again ("Support Spanish language" on supporting a child's Spanish); where the
-            # question names several things ("mental and physical health"), a title may name one.
+        alone = len(topic) >= 3 or len(new.bag) == 1
+        if self._strict and not self._lists and topic and topic <= self._asked and alone:
+            # The question again ("Support Spanish language" on supporting a child's Spanish), or one
+            # word of it alone ("Fall" on why leaves change colour in the fall); where the question
+            # names several things ("mental and physical health"), a title may name one.
             return True
         for kept in self._kept:
-            if self._strict and _contradicts(new.words, kept.words, self._question_words):
+            if self._strict and (
+                _contradicts(new.words, kept.words, self._question_words)
+                or _counted(new.words, kept.words, self._question_words)
+            ):
                 return True
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):

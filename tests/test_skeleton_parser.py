@@ -64,6 +64,10 @@ CASES = [
         "1. Bring a camera for security, 9\n2. Dress well, 10: more\n3. Plan ahead",
         ["Bring a camera for security", "Dress well", "Plan ahead"],
     ),
+    (  # a score the model gave its own line (outside check X's question, sampled); "etc." keeps its point
+        "1. Trees shed their leaves. (2 points)\n2. Temperature, humidity, light, etc. (3 points)\n",
+        ["Trees shed their leaves", "Temperature, humidity, light, etc."],
+    ),
     (
         "1. Engage\n2. The most\n3. If you find someone\n4. It’\n5. Renting\n6. Keep them in a sunny spot\n"
         '7. Set aside\n8. It is important\n9. Take regular breaks to re:\n10. Plan a "study\n'
@@ -490,6 +494,16 @@ SMALL_MODEL_REPEATS = [
     # Only the question's words.
     (SPANISH, ["Provide language learning resources", "Support Spanish language", "Watch cartoons in Spanish"], [0, 2]),
     (ROME, ["The collapse of the Roman Empire", "Economic decline weakened the army", "Barbarian invasions"], [1, 2]),
+    # One word of the question alone (outside checks T and X: "Fall" on leaves in the fall).
+    ("Why do leaves change color in the fall?", ["Chlorophyll breaks down", "The Fall", "Cold nights"], [0, 2]),
+    # One label counted on (outside check X: "Demonstration 1" .. "Demonstration 8"); a label the question
+    # names stays.
+    (
+        "What are the pros and cons of renting a house?",
+        ["Lower upfront costs", "Demonstration 1", "Demonstration 2", "Demonstration 3"],
+        [0, 1],
+    ),
+    ("Plan a 3-day trip to Rome", ["Day 1", "Day 2", "Day 3"], [0, 1, 2]),
     # The same advice the other way round (outside checks O and S; its text said the first); kinds, and a
     # pair the question names, stay (a review).
     ("how do i prepare for a job interview", ["Arrive early", "Dress well", "Arrive late"], [0, 1]),

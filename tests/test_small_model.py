@@ -37,6 +37,36 @@ async def test_an_outline_of_repeats_is_asked_for_once_more_and_extended() -> No
     assert len([c for c in answer.calls if c.purpose == "skeleton"]) == 2
 
 
+async def test_an_outline_still_short_of_points_is_asked_for_again_with_the_next_seed() -> None:
+    outlines = iter(
+        [
+            "1. Sleep well\n2. Sleep well\n3. Sleep well.\n",
+            "1. Sleep well\n2. Sleep well.\n3. Sleep well!\n",
+            "1. Eat greens\n2. Walk daily\n3. Sleep well\n",
+        ]
+    )
+
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        yield next(outlines) if is_skeleton(request) else "Some text."
+
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot", temperature=0).ask("How do I stay healthy?")
+    skeletons = [r for r in backend.requests if is_skeleton(r)]
+    assert answer.mode == "sot" and answer.points == ["Sleep well", "Eat greens", "Walk daily"]
+    assert [r.seed for r in skeletons[1:]] == [constants.SECOND_LOOK_SEED, constants.SECOND_LOOK_SEED + 1]
+    assert len(skeletons) == 1 + constants.MORE_LOOKS
+
+
+async def test_outlines_are_asked_for_again_a_bounded_number_of_times() -> None:
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        yield "1. Sleep well\n2. Sleep well\n3. Sleep well.\n" if is_skeleton(request) else "Some text."
+
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot", temperature=0).ask("How do I stay healthy?")
+    assert len([r for r in backend.requests if is_skeleton(r)]) == 1 + constants.MORE_LOOKS
+    assert answer.mode == "sequential"  # one usable point: a plain answer
+
+
 async def test_an_outline_of_two_points_on_purpose_is_not_asked_again() -> None:
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
         yield "1. Pros\n2. Cons\n" if is_skeleton(request) else "Some text."
