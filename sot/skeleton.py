@@ -230,6 +230,13 @@ def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: boo
 
 
 _LETTER_WORDS = re.compile(r"[^\W\d_]+")
+# Adjectives a small model leaves alone as a title; a larger model's "Political" / "Economic" /
+# "Social" heads a list by kind, so only a small model's outline drops them.
+_BARE_ADJECTIVES = _word_set(
+    "political strategic economic social cultural financial physical mental emotional environmental "
+    "technological natural modern religious spiritual practical personal legal ethical moral medical "
+    "historical internal external general additional various different important"
+)
 # A score the model gave its own line ("Temperature, humidity, light, etc. (3 points)"): no part of the title.
 _SCORE = re.compile(r"\s*\(\d{1,2} (?:points?|marks?)\)", re.IGNORECASE)
 # A number the model tacked on after a comma ("Bring a camera for security, 9"): no part of the title.
@@ -404,6 +411,10 @@ _TOPIC_WORDS = re.compile(r"[^\W_]+")
 _PARTICLES = frozenset(["off", "on", "up", "down", "out", "back", "away", "over", "in", "into"])
 # Words with their hyphens: "AI-powered diagnostics" and "AI-powered chatbots" open on two words each.
 _COMPOUNDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
+
+
+# What joins the things a title names ("Arrival and Accommodation", "Visas, insurance and money").
+_CONJUNCTS = re.compile(r"\s*(?:,|&|\band\b)\s*", re.IGNORECASE)
 
 
 # Words a small model uses for one another in one outline ("The Roman Empire's collapse" on its fall,
@@ -598,6 +609,7 @@ class _Traits:
     words: tuple[str, ...]  # its words, casefolded
     verb: str  # its verb, as advice, for a small model (`_object`; empty: none)
     object: frozenset[str]  # what that verb acts on
+    parts: tuple[frozenset[str], ...]  # a small model's "A and B" title: the topic words of each (else none)
 
     @property
     def short(self) -> bool:
@@ -799,6 +811,8 @@ class SkeletonParser:
                 continue  # no title: a number, a symbol, or a run of letters ("B", "D, E, F, G")
             if not key or key in self._seen or self.full:
                 continue
+            if self._strict and key in _BARE_ADJECTIVES:
+                continue  # "Strategic", "Political" (outside checks W and X): a kind of what, never said
             traits = self._traits(point)
             if self._repeats(traits):
                 continue
@@ -815,7 +829,11 @@ class SkeletonParser:
         strict = self._strict  # a small model's synonyms are one word (`_SAME`)
         verb, acts_on = _object(point, self._asked) if strict else ("", frozenset[str]())
         words = tuple(w.casefold() for w in _words(point))
-        return _Traits(_bag(point, strict), _topic(point, strict), self._opening(point), words, verb, acts_on)
+        # Things of a few words each: "Read books on vocabulary and grammar" names books, not grammar.
+        split = [part for part in _CONJUNCTS.split(point) if part] if strict else []
+        parts = tuple(_topic(part, strict) for part in split if len(_words(part)) <= 3)
+        parts = parts if len(split) > 1 and len(parts) == len(split) and all(parts) else ()
+        return _Traits(_bag(point, strict), _topic(point, strict), self._opening(point), words, verb, acts_on, parts)
 
     def _opening(self, point: str) -> tuple[str, ...]:
         """The first two topic words, where strict and there are two (else nothing to compare). A
@@ -853,6 +871,10 @@ class SkeletonParser:
                 _contradicts(new.words, kept.words, self._question_words)
                 or _counted(new.words, kept.words, self._question_words)
             ):
+                return True
+            # "Arrival and Accommodation" / "Accommodation and Booking" (outside check X): one of the
+            # two things again, unless the question names it ("Pros and cons of renting" / "... buying").
+            if any(part == other_part and not part <= self._asked for part in new.parts for other_part in kept.parts):
                 return True
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):

@@ -496,6 +496,24 @@ SMALL_MODEL_REPEATS = [
     (ROME, ["The collapse of the Roman Empire", "Economic decline weakened the army", "Barbarian invasions"], [1, 2]),
     # One word of the question alone (outside checks T and X: "Fall" on leaves in the fall).
     ("Why do leaves change color in the fall?", ["Chlorophyll breaks down", "The Fall", "Cold nights"], [0, 2]),
+    # One of two things again (outside check X); one the question names stays.
+    (
+        "I'm going to Japan for two weeks in the spring. What should I plan for?",
+        ["Arrival and Accommodation", "Food and drink", "Accommodation and Booking", "Food budget and tips"],
+        [0, 1, 3],
+    ),
+    (
+        "What are the pros and cons of renting vs buying?",
+        ["Pros and cons of renting", "Pros and cons of buying", "Costs and taxes"],
+        [0, 1, 2],
+    ),
+    (
+        "How do I learn new words in a language?",
+        ["Read books on vocabulary and grammar", "Listen to podcasts about vocabulary and grammar", "Use flashcards"],
+        [0, 1, 2],
+    ),
+    # An adjective alone (outside checks W and X); a larger model's headings by kind stay.
+    (ROME, ["Political", "Strategic", "Barbarian invasions", "Economic decline"], [2, 3]),
     # One label counted on (outside check X: "Demonstration 1" .. "Demonstration 8"); a label the question
     # names stays.
     (
