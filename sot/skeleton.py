@@ -381,6 +381,8 @@ def _fragment(title: str) -> bool:
         return torn or words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
     if len(words) == 2 and words[-1] in DANGLING_WORDS:
         return True  # "The most", "Keep your"
+    if len(words) > 2 and words[-2] in ("or", "and") and words[-1] in _NEEDS_OBJECT:
+        return True  # "Use earplugs or use" (outside check Y): the second verb's object never came
     if words[0] in ("answer", "answers") and _words(title)[0][-1] in ",:":
         return True  # "Answer, but not just one": the model talking about its task
     if words[0] == "of" and words[1] in ("the", "a", "an"):
@@ -610,6 +612,7 @@ class _Traits:
     verb: str  # its verb, as advice, for a small model (`_object`; empty: none)
     object: frozenset[str]  # what that verb acts on
     parts: tuple[frozenset[str], ...]  # a small model's "A and B" title: the topic words of each (else none)
+    head: tuple[str, bool]  # a small model's short noun phrase: its head, and whether it comes first (`_head`)
 
     @property
     def short(self) -> bool:
@@ -633,6 +636,27 @@ def _contradicts(words: tuple[str, ...], other: tuple[str, ...], asked: frozense
     if len(swapped) != 1 or swapped[0][0] == 0 or frozenset(swapped[0][1:]) not in _OPPOSITES:
         return False
     return not set(swapped[0][1:]) <= asked
+
+
+# Words after which a noun phrase's head has been said ("Apps with ...", "Tools for ...").
+_AFTER_HEAD = _word_set("with for of that which from about like")
+
+
+def _head(words: tuple[str, ...], asked: frozenset[str]) -> tuple[str, bool]:
+    """A short noun phrase's head, and whether it comes first: "apps", first, in "Apps with
+    interactive methods" (a plural first: "Focus on ..." is a verb); "apps", last, in "Language
+    learning apps". None for a head the question names (a question on apps asks for kinds of
+    them), for advice or a long title."""
+    if not 2 <= len(words) <= 5 or words[0] in _ADVICE_VERBS:
+        return "", False
+    if words[1] in _AFTER_HEAD and re.search(r"[^su]s$", words[0]):  # a plural noun, not "Think about"
+        head, first = words[0], True
+    elif len(words) <= 4 and not _AFTER_HEAD.intersection(words):
+        head, first = words[-1], False
+    else:
+        return "", False
+    stems = _stems(head, skip=_GENERIC, same=True)
+    return (stems[0], first) if stems and stems[0] not in asked else ("", False)
 
 
 def _counted(words: tuple[str, ...], other: tuple[str, ...], asked: frozenset[str]) -> bool:
@@ -833,7 +857,9 @@ class SkeletonParser:
         split = [part for part in _CONJUNCTS.split(point) if part] if strict else []
         parts = tuple(_topic(part, strict) for part in split if len(_words(part)) <= 3)
         parts = parts if len(split) > 1 and len(parts) == len(split) and all(parts) else ()
-        return _Traits(_bag(point, strict), _topic(point, strict), self._opening(point), words, verb, acts_on, parts)
+        head = _head(words, self._asked) if strict else ("", False)
+        topic = _topic(point, strict)
+        return _Traits(_bag(point, strict), topic, self._opening(point), words, verb, acts_on, parts, head)
 
     def _opening(self, point: str) -> tuple[str, ...]:
         """The first two topic words, where strict and there are two (else nothing to compare). A
@@ -875,6 +901,11 @@ class SkeletonParser:
             # "Arrival and Accommodation" / "Accommodation and Booking" (outside check X): one of the
             # two things again, unless the question names it ("Pros and cons of renting" / "... buying").
             if any(part == other_part and not part <= self._asked for part in new.parts for other_part in kept.parts):
+                return True
+            # "Apps with interactive methods" / "Apps with gamification features" / "Language learning
+            # apps" (outside check Y): kinds of one thing; "Reduce single-use plastics" / "Recycle
+            # plastics" (no head first) stay two.
+            if new.head[0] and new.head[0] == kept.head[0] and (new.head[1] or kept.head[1]):
                 return True
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):

@@ -72,7 +72,7 @@ CASES = [
         "1. Engage\n2. The most\n3. If you find someone\n4. It’\n5. Renting\n6. Keep them in a sunny spot\n"
         '7. Set aside\n8. It is important\n9. Take regular breaks to re:\n10. Plan a "study\n'
         "11. The most obvious way\n12. The fall of the Western Roman Empire was primarily caused\n"
-        "13. The 2\n14. Book a table at the restaurant’",
+        "13. The 2\n14. Book a table at the restaurant’\n15. Use earplugs or use\n16. Pick and choose\n17. Better clarity and focus",
         [
             "If you find someone",
             "Renting",
@@ -81,6 +81,8 @@ CASES = [
             "Take regular breaks",
             "The fall of the Western Roman Empire",
             "Book a table",
+            "Pick and choose",
+            "Better clarity and focus",
         ],
     ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
@@ -510,6 +512,24 @@ SMALL_MODEL_REPEATS = [
     (
         "How do I learn new words in a language?",
         ["Read books on vocabulary and grammar", "Listen to podcasts about vocabulary and grammar", "Use flashcards"],
+        [0, 1, 2],
+    ),
+    # Kinds of one thing (outside check Y); kinds of what the question asks for, and one object of
+    # two verbs, stay.
+    (
+        "I only have 20 minutes a day for Spanish. How can I make the most of it?",
+        ["Language learning apps", "Online courses", "Apps with interactive methods", "Apps with gamification"],
+        [0, 1],
+    ),
+    ("Which apps help me learn Spanish?", ["Apps with games", "Apps with audio", "Flashcard tools"], [0, 1, 2]),
+    (
+        "How do I cut plastic waste?",
+        ["Reduce single-use plastics", "Recycle plastics", "Think about packaging"],
+        [0, 1, 2],
+    ),
+    (
+        "Should I buy a house?",
+        ["Think about your lifestyle", "Think about the pros", "Tools for budgeting"],
         [0, 1, 2],
     ),
     # An adjective alone (outside checks W and X); a larger model's headings by kind stay.
