@@ -190,9 +190,14 @@ def tidy_expansion(
     # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
     text = _PROMPT_LINE.sub("", text)
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
-    asked = [_AS_ASKED.get(w, w) for w in _WORDS.findall(question.casefold())]
+    # The question, and each sentence of one with a context sentence first ("I'm going to Iceland in
+    # October for a week. What should I pack?": outside check Z had the first pasted back alone).
+    parts = [question, *(part for part in _SENTENCE.findall(question) if part.strip() != question.strip())]
+    asked = [[_AS_ASKED.get(w, w) for w in _WORDS.findall(part.casefold())] for part in parts]
     kept = [
-        s for s in sentences if not _echoes(s, instructions or []) and not _META.search(s) and not _asks_again(s, asked)
+        s
+        for s in sentences
+        if not _echoes(s, instructions or []) and not _META.search(s) and not any(_asks_again(s, a) for a in asked)
     ]
     # A title recited after the content with the number it had in the outline ("... by Friday. The
     # answer is: 2. Set realistic deadlines."); not a list of the text's own ("1. Sleep. 2. Exercise.").
@@ -231,6 +236,11 @@ def tidy_expansion(
     opened = re.match(r'(?:that\s+)?"', text)
     if opened and text.count('"') % 2:
         text = text[opened.end() :]
+    # A text that carries on its title's sentence (", in a small town, can ...", "that building new
+    # roads is not ...": outside check Z) starts as a sentence of its own.
+    carried = re.match(r"(?:[,;]\s*|that\s+)(?=[a-z])", text)
+    if carried:
+        text = text[carried.end()].upper() + text[carried.end() + 1 :]
     # Nothing but the title again: no more than an empty expansion, and retried like one.
     # A number alone ("4.") is the point's own numbering left over.
     return text if _LETTER.search(text) and _words_of(text) != _words_of(title) else ""

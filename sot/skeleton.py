@@ -222,6 +222,7 @@ def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: boo
     text = _STRAY_NUMBER.sub("", shape_title(_STRAY_NUMBER.sub("", text), max_words, cut, whole_words))
     text = _torn_word(text)
     # Points are titles: a trailing period, colon or separator is formatting, not content.
+    text = _EXAMPLE_OPENED.sub("", text)
     text = text.rstrip(" .,;:") + ("." if re.search(r"\betc\.[ .,;:]*$", text) else "")
     if len(text) > max_chars:
         head = text[:max_chars].rsplit(" ", 1)[0] or text[:max_chars]
@@ -237,6 +238,8 @@ _BARE_ADJECTIVES = _word_set(
     "technological natural modern religious spiritual practical personal legal ethical moral medical "
     "historical internal external general additional various different important"
 )
+# An example or a gloss begun and never given ("Building more roads, e.g.", outside check Z).
+_EXAMPLE_OPENED = re.compile(r"[\s,;(]*\b(?:e\.\s?g|i\.\s?e)\b\.?[\s,:;]*$", re.IGNORECASE)
 # A score the model gave its own line ("Temperature, humidity, light, etc. (3 points)"): no part of the title.
 _SCORE = re.compile(r"\s*\(\d{1,2} (?:points?|marks?)\)", re.IGNORECASE)
 # A number the model tacked on after a comma ("Bring a camera for security, 9"): no part of the title.
@@ -613,6 +616,7 @@ class _Traits:
     object: frozenset[str]  # what that verb acts on
     parts: tuple[frozenset[str], ...]  # a small model's "A and B" title: the topic words of each (else none)
     head: tuple[str, bool]  # a small model's short noun phrase: its head, and whether it comes first (`_head`)
+    pairs: frozenset[tuple[str, str]]  # a small model's title: two topic words in a row, neither the question's
 
     @property
     def short(self) -> bool:
@@ -657,6 +661,21 @@ def _head(words: tuple[str, ...], asked: frozenset[str]) -> tuple[str, bool]:
         return "", False
     stems = _stems(head, skip=_GENERIC, same=True)
     return (stems[0], first) if stems and stems[0] not in asked else ("", False)
+
+
+def _pairs(point: str, asked: frozenset[str]) -> frozenset[tuple[str, str]]:
+    """Two topic words in a row ("sleep quality"), neither of them generic or the question's, nor an
+    adverb or a past form ("largely attributed" says how, not what)."""
+    pairs = set()
+    before = ""
+    for word in _COMPOUNDS.findall(point):
+        stems = [] if re.search(r"..(?:ly|ed)$", word, re.IGNORECASE) else _stems(word, skip=_GENERIC, same=True)
+        alone = len(stems) == 1 and stems[0] not in asked and stems[0] not in _PARTICLES  # not "Turn off"
+        stem = stems[0] if alone and not stems[0][0].isdigit() else ""
+        if before and stem:
+            pairs.add((before, stem))
+        before = stem
+    return frozenset(pairs)
 
 
 def _counted(words: tuple[str, ...], other: tuple[str, ...], asked: frozenset[str]) -> bool:
@@ -859,7 +878,8 @@ class SkeletonParser:
         parts = parts if len(split) > 1 and len(parts) == len(split) and all(parts) else ()
         head = _head(words, self._asked) if strict else ("", False)
         topic = _topic(point, strict)
-        return _Traits(_bag(point, strict), topic, self._opening(point), words, verb, acts_on, parts, head)
+        pairs = _pairs(point, self._asked) if strict else frozenset[tuple[str, str]]()
+        return _Traits(_bag(point, strict), topic, self._opening(point), words, verb, acts_on, parts, head, pairs)
 
     def _opening(self, point: str) -> tuple[str, ...]:
         """The first two topic words, where strict and there are two (else nothing to compare). A
@@ -906,6 +926,11 @@ class SkeletonParser:
             # apps" (outside check Y): kinds of one thing; "Reduce single-use plastics" / "Recycle
             # plastics" (no head first) stay two.
             if new.head[0] and new.head[0] == kept.head[0] and (new.head[1] or kept.head[1]):
+                return True
+            # "Increased energy levels and better sleep quality" / "Improved sleep quality, with ..."
+            # (outside check Z): one thing the question did not name, in two points. "Cat grooming needs"
+            # / "Dog grooming needs" differ in the question's own words, and stay.
+            if new.pairs & kept.pairs and not (new.topic ^ kept.topic) <= self._asked:
                 return True
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):

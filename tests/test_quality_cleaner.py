@@ -142,6 +142,10 @@ CASES = [
     ("The answer is", 1, ""),
     ("The next question.", 1, ""),  # README's first command, from a fresh clone at 62c6670
     ("not available.", 1, ""),  # outside check W
+    # Outside check Z: a text that carries on its title's sentence.
+    ("that building new roads is not the answer.", 1, "Building new roads is not the answer."),
+    (", in a small town, it works.", 1, "In a small town, it works."),
+    ("That is why it works.", 1, "That is why it works."),
     # README's first answer: the point's own title recited after a label and its number.
     ("Sleep lowers stress. The answer is: 2. Enhanced sleep quality.", 1, "Sleep lowers stress."),
     ("Names help. 3. Clear naming. Names last.", 2, "Names help. Names last."),
@@ -200,6 +204,19 @@ def test_content_that_only_looks_like_an_echo_stays(text: str) -> None:
 @pytest.mark.parametrize(("raw", "index", "clean"), CASES)
 def test_tidy_expansion_removes_what_the_tool_put_in(raw: str, index: int, clean: str) -> None:
     assert tidy_expansion(raw, POINTS[index], index, POINTS, INSTRUCTIONS, QUESTION) == clean
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("I'm going to Iceland in October for a week.", ""),  # outside check Z
+        ("What should I pack and plan for? Bring layers.", "Bring layers."),
+        ("Iceland in October is cold, so pack layers.", "Iceland in October is cold, so pack layers."),
+    ],
+)
+def test_a_sentence_of_the_question_pasted_back_alone_is_dropped(raw: str, clean: str) -> None:
+    question = "I'm going to Iceland in October for a week. What should I pack and plan for?"
+    assert tidy_expansion(raw, POINTS[0], 0, POINTS, INSTRUCTIONS, question) == clean
 
 
 def test_instructions_are_the_templates_own_sentences() -> None:

@@ -532,6 +532,16 @@ SMALL_MODEL_REPEATS = [
         ["Think about your lifestyle", "Think about the pros", "Tools for budgeting"],
         [0, 1, 2],
     ),
+    # One thing in two points (outside check Z).
+    (
+        "What are the main benefits of adding strength training to a weekly exercise routine?",
+        [
+            "Increased energy levels and better sleep quality",
+            "Stronger bones",
+            "Improved sleep quality, with less insomnia",
+        ],
+        [0, 1],
+    ),
     # An adjective alone (outside checks W and X); a larger model's headings by kind stay.
     (ROME, ["Political", "Strategic", "Barbarian invasions", "Economic decline"], [2, 3]),
     # One label counted on (outside check X: "Demonstration 1" .. "Demonstration 8"); a label the question
