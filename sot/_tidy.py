@@ -72,7 +72,7 @@ _NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
 # title and its colon, after a colon or semicolon. A list of the point's own starts at 1, and stays.
 _INLINE_POINT = re.compile(r"(?<=[:;]\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
 _OWN_LIST = re.compile(r"(?:^|(?<=\s))1[.)]\s")
-_CLAUSE_END = re.compile(r"[.!?:](?=\s)|,")
+_CLAUSE_END = re.compile(r"(?<!\s\d)(?<!\s\d\d)[.!?:](?=\s)|,")  # not the "9." of a list
 
 
 def _words_of(sentence: str) -> str:
@@ -84,7 +84,8 @@ def _unloop(text: str) -> str:
     ..."): the text before a run of four words came round again (it comes three times or more),
     ended at its last sentence, else its last clause or lead-in. Unchanged where none of those
     comes before a repeat."""
-    words = [(m.group().casefold(), m.start()) for m in _WORDS.finditer(text)]
+    # Without numbers: "9. Camera, 10. Camera, 11. Camera" (outside check AA) loops on its word.
+    words = [(m.group().casefold(), m.start()) for m in _WORDS.finditer(text) if not m.group().isdigit()]
     grams: dict[tuple[str, ...], list[int]] = {}
     for i in range(len(words) - 3):
         grams.setdefault(tuple(w for w, _ in words[i : i + 4]), []).append(words[i][1])
@@ -190,9 +191,11 @@ def tidy_expansion(
     # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
     text = _PROMPT_LINE.sub("", text)
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
-    # The question, and each sentence of one with a context sentence first ("I'm going to Iceland in
-    # October for a week. What should I pack?": outside check Z had the first pasted back alone).
-    parts = [question, *(part for part in _SENTENCE.findall(question) if part.strip() != question.strip())]
+    # The question, and each sentence or clause of it ("I'm going to Iceland in October for a week. What
+    # should I pack?": outside check Z had the first pasted back alone; AA, "How do I get better at
+    # public speaking?" from "how do i get better at public speeking, i get really nervous").
+    clauses = (c for sentence in _SENTENCE.findall(question) for c in sentence.split(","))
+    parts = [question, *(c for c in clauses if c.strip() and c.strip() != question.strip())]
     asked = [[_AS_ASKED.get(w, w) for w in _WORDS.findall(part.casefold())] for part in parts]
     kept = [
         s

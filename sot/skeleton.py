@@ -297,10 +297,12 @@ _OPEN_ADJECTIVE = re.compile(
 )
 
 
-# "The answer is not only", "This answer is not just a simple one", "The list is incomplete": the model
+# "The answer is not only", "This answer is not just a simple one", "The list is incomplete", "A complete
+# answer will contain at least 3 points" (outside check AA): the model
 # talking about its task.
 _ABOUT_THE_TASK = re.compile(
-    r"^(?:(?:the|this|my|your|an?)\s+(?:answer|question|outline|response)|(?:the|this)\s+list)\s+(?:is|was)\b"
+    r"^(?:(?:the|this|my|your|an?)\s+(?:(?:good|complete|full|short)\s+)?(?:answer|question|outline|response)"
+    r"|(?:the|this)\s+list)\s+(?:is|was|will|should|must|contains?|has)\b"
     r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b",
     re.IGNORECASE,
 )

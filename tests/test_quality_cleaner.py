@@ -169,6 +169,13 @@ LOOPS = [
     ),
     # Outside check G: a title-like lead-in looping to the cap leaves nothing.
     ("The answer is notonly: The answer is notonly: The answer is notonly: The answer is not", 0, ""),
+    # Outside check AA: a numbered list looping on one item, cut after its last item before the loop.
+    (
+        "Battery life, 2. Processor, 3. Camera, 4. Storage, 5. Processor, 6. Camera, 7. Processor, 8. Camera,"
+        " 9. Camera, 10. Camera, 11. Camera, 12. Camera, 13. Camera, 14",
+        0,
+        "Battery life, 2. Processor, 3. Camera, 4. Storage, 5. Processor, 6. Camera, 7. Processor, 8. Camera.",
+    ),
 ]
 
 
@@ -206,16 +213,23 @@ def test_tidy_expansion_removes_what_the_tool_put_in(raw: str, index: int, clean
     assert tidy_expansion(raw, POINTS[index], index, POINTS, INSTRUCTIONS, QUESTION) == clean
 
 
+ICELAND = "I'm going to Iceland in October for a week. What should I pack and plan for?"
+SPEAKING = "how do i get better at public speeking, i get really nervous"
+
+
 @pytest.mark.parametrize(
-    ("raw", "clean"),
+    ("question", "raw", "clean"),
     [
-        ("I'm going to Iceland in October for a week.", ""),  # outside check Z
-        ("What should I pack and plan for? Bring layers.", "Bring layers."),
-        ("Iceland in October is cold, so pack layers.", "Iceland in October is cold, so pack layers."),
+        (ICELAND, "I'm going to Iceland in October for a week.", ""),  # outside check Z
+        (ICELAND, "What should I pack and plan for? Bring layers.", "Bring layers."),
+        (ICELAND, "Iceland in October is cold, so pack layers.", "Iceland in October is cold, so pack layers."),
+        # Outside check AA: a clause of the question, its typo mended.
+        (SPEAKING, "How do I get better at public speaking? Practice daily.", "Practice daily."),
+        (SPEAKING, "I get really nervous.", ""),
+        (SPEAKING, "Nervous speakers get better with practice.", "Nervous speakers get better with practice."),
     ],
 )
-def test_a_sentence_of_the_question_pasted_back_alone_is_dropped(raw: str, clean: str) -> None:
-    question = "I'm going to Iceland in October for a week. What should I pack and plan for?"
+def test_a_sentence_or_clause_of_the_question_pasted_back_is_dropped(question: str, raw: str, clean: str) -> None:
     assert tidy_expansion(raw, POINTS[0], 0, POINTS, INSTRUCTIONS, question) == clean
 
 

@@ -195,6 +195,12 @@ CASES = [
             "To the Lighthouse",
         ],
     ),
+    # Outside check AA: the prompt's own ask as a title; an answer key and a question of fees stay.
+    (
+        "1. Index funds\n2. A complete answer will contain at least 3 points that are numbered\n3. An answer key\n"
+        "4. The question of fees",
+        ["Index funds", "An answer key", "The question of fees"],
+    ),
     # Outside check Q: a time whose "when" never came, talk of the answer, a clause's verb with no object.
     (
         "1. Fall is a time\n2. Answer, but not just one\n3. Language learning podcasts that use\n"
