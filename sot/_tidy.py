@@ -241,9 +241,11 @@ def tidy_expansion(
         text = text[opened.end() :]
     # A text that carries on its title's sentence (", in a small town, can ...", "that building new
     # roads is not ...": outside check Z) starts as a sentence of its own.
-    carried = re.match(r"(?:[,;]\s*|that\s+)(?=[a-z])", text)
+    # ("that is, ..." is a sentence's own start; "iPhone" and "iOS" keep their case.)
+    carried = re.match(r"(?:[,;]\s*|that\s+(?!(?:is|was)\b))(?=[a-z])", text)
     if carried:
-        text = text[carried.end()].upper() + text[carried.end() + 1 :]
+        text = text[carried.end() :]
+        text = text[0].upper() + text[1:] if re.match(r"[a-z]+\b", text) else text
     # Nothing but the title again: no more than an empty expansion, and retried like one.
     # A number alone ("4.") is the point's own numbering left over.
     return text if _LETTER.search(text) and _words_of(text) != _words_of(title) else ""

@@ -30,7 +30,8 @@ class SkeletonDelta:
 
 @dataclass(frozen=True)
 class SkeletonRestarted:
-    """The skeleton call was retried; points parsed so far are kept, duplicates are dropped."""
+    """The skeleton call was retried, or another outline asked for (the last had too few distinct
+    points); points parsed so far are kept, duplicates are dropped."""
 
     attempt: int
 

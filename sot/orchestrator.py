@@ -275,7 +275,8 @@ class Orchestrator:
                 usage = outcome.record.usage
                 run.parser.finish(cut=usage is not None and usage.completion_tokens >= opts.skeleton_max_tokens)
                 dispatch(run.take_new_points())
-                for look in range(constants.MORE_LOOKS):
+                # A remote model is billed per call and rarely needs a third outline: one more look only.
+                for look in range(constants.MORE_LOOKS if opts.small_model else 1):
                     if not len(run.points) < self.shape.min_points <= run.parser.items:
                         break
                     await self._another_look(run, caller, request, on_skeleton_delta, dispatch, emit, look)
@@ -307,7 +308,9 @@ class Orchestrator:
         answer.shared_prefix_fraction = shared_prefix_fraction(run.prompts_sent)
         # By purpose, not position: with pipelining an expansion often finishes before the skeleton.
         skeleton = next(c for c in run.records if c.purpose == "skeleton")
-        answer.timings.skeleton_s = skeleton.end_s - skeleton.start_s
+        # Every outline asked for counts: the answer waited for the last.
+        outlines_end_s = max(c.end_s for c in run.records if c.purpose == "skeleton")
+        answer.timings.skeleton_s = outlines_end_s - skeleton.start_s
         if skeleton_done_s is not None:
             answer.timings.expand_s = caller.now() - skeleton_done_s
         answer.timings.first_token_s = skeleton.first_token_s
@@ -323,13 +326,16 @@ class Orchestrator:
         on_delta: Callable[[str], None],
         dispatch: Callable[[list[str]], None],
         emit: Emit,
-        look: int = 0,
+        look: int,
     ) -> None:
         """One more outline, sampled, when the last had enough lines but too few distinct points:
         a small model that loops on one line (or writes fragments) leaves one or two. Its new points
         extend the outline; its repeats of kept ones are dropped. A failure keeps what there is.
-        `look` counts the outlines asked for again before this one: each is sampled with its own seed."""
-        log.info("the skeleton had %d usable point(s) in %d lines; asking once more", len(run.points), run.parser.items)
+        `look` counts the outlines asked for again before this one: each has a seed of its own, never
+        the first outline's (a user's seed at a user's temperature would only ask the same again)."""
+        log.info(
+            "the outline had %d usable point(s) in %d lines; asking for another", len(run.points), run.parser.items
+        )
 
         def fresh(attempt: int = 0) -> None:
             run.parser = self._parser(run.question)
@@ -337,17 +343,18 @@ class Orchestrator:
             emit(events.SkeletonRestarted(attempt))
 
         fresh()
-        seed = (constants.SECOND_LOOK_SEED if request.seed is None else request.seed) + look
+        seed = (constants.SECOND_LOOK_SEED if request.seed is None else request.seed + 1) + look
         varied = replace(request, temperature=constants.SECOND_LOOK_TEMPERATURE, seed=seed)
         try:
             outcome = await caller.call(
                 varied, purpose="skeleton", on_delta=on_delta, on_restart=fresh, require_text=False
             )
         except SotError as exc:
-            log.info("the second outline failed: %s", exc)
+            log.info("another outline failed: %s", exc)
             return
         run.records.append(outcome.record)
-        run.parser.finish()
+        usage = outcome.record.usage
+        run.parser.finish(cut=usage is not None and usage.completion_tokens >= request.max_tokens)
         dispatch(run.take_new_points())
 
     async def _expansion_call(

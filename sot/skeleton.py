@@ -218,7 +218,7 @@ def _indent(line: str) -> int:
 def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: bool = False) -> str:
     text = _CONTROL.sub("", unicodedata.normalize("NFC", text))
     text = _EMPHASIS.sub("", text).strip()
-    text = _SCORE.sub("", re.sub(r"\s+", " ", text))
+    text = _unscored(re.sub(r"\s+", " ", text))
     text = _STRAY_NUMBER.sub("", shape_title(_STRAY_NUMBER.sub("", text), max_words, cut, whole_words))
     text = _torn_word(text)
     # Points are titles: a trailing period, colon or separator is formatting, not content.
@@ -231,17 +231,32 @@ def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: boo
 
 
 _LETTER_WORDS = re.compile(r"[^\W\d_]+")
-# Adjectives a small model leaves alone as a title; a larger model's "Political" / "Economic" /
-# "Social" heads a list by kind, so only a small model's outline drops them.
+# Adjectives a small model leaves alone as a title ("Strategic", "Political" on the causes of Rome's
+# fall: outside checks W and X). Where the question asks for kinds of something ("causes",
+# "benefits"), the title says which kind of it; a larger model's "Political" / "Economic" heads a
+# list by kind, and stays as written.
 _BARE_ADJECTIVES = _word_set(
     "political strategic economic social cultural financial physical mental emotional environmental "
-    "technological natural modern religious spiritual practical personal legal ethical moral medical "
-    "historical internal external general additional various different important"
+    "technological natural religious spiritual practical personal legal ethical moral medical historical"
+)
+_KINDS_ASKED = re.compile(
+    r"\b(?:causes?|benefits?|factors?|reasons?|effects?|impacts?|risks?|advantages?|disadvantages?"
+    r"|consequences?|challenges?|aspects?|costs?|skills?|changes?|issues?|problems?)\b",
+    re.IGNORECASE,
 )
 # An example or a gloss begun and never given ("Building more roads, e.g.", outside check Z).
 _EXAMPLE_OPENED = re.compile(r"[\s,;(]*\b(?:e\.\s?g|i\.\s?e)\b\.?[\s,:;]*$", re.IGNORECASE)
 # A score the model gave its own line ("Temperature, humidity, light, etc. (3 points)"): no part of the title.
-_SCORE = re.compile(r"\s*\(\d{1,2} (?:points?|marks?)\)", re.IGNORECASE)
+_SCORE = re.compile(r"\s*\(\d{1,2} points?\)[.\s]*$", re.IGNORECASE)
+
+
+def _unscored(text: str) -> str:
+    """`text` without the score the model gave its line, where the line says more than a name and
+    its value ("Try (5 points)" on how rugby is scored stays)."""
+    score = _SCORE.search(text)
+    return text[: score.start()] if score and len(text[: score.start()].split()) >= 4 else text
+
+
 # A number the model tacked on after a comma ("Bring a camera for security, 9"): no part of the title.
 _STRAY_NUMBER = re.compile(r"(?<![\d\s,])(?:\s*,\s*\d{1,3})+\s*[.:;]?\s*$")
 # A point that opens on one of these and stops within a few words is half a sentence ("If you find someone").
@@ -386,8 +401,10 @@ def _fragment(title: str) -> bool:
         return torn or words[0] in _BARE_VERBS or words[0] in DANGLING_WORDS or subject in _PRONOUNS
     if len(words) == 2 and words[-1] in DANGLING_WORDS:
         return True  # "The most", "Keep your"
-    if len(words) > 2 and words[-2] in ("or", "and") and words[-1] in _NEEDS_OBJECT:
-        return True  # "Use earplugs or use" (outside check Y): the second verb's object never came
+    if len(words) > 3 and words[-2] in ("or", "and") and words[-1] in _NEEDS_OBJECT and words[-3] not in _ADVICE_VERBS:
+        # "Use earplugs or use" (outside check Y): the second verb's object never came ("Give and take",
+        # "Learn to give and take", "Buy or make" are whole).
+        return True
     if words[0] in ("answer", "answers") and _words(title)[0][-1] in ",:":
         return True  # "Answer, but not just one": the model talking about its task
     if words[0] == "of" and words[1] in ("the", "a", "an"):
@@ -421,7 +438,7 @@ _COMPOUNDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 
 
 # What joins the things a title names ("Arrival and Accommodation", "Visas, insurance and money").
-_CONJUNCTS = re.compile(r"\s*(?:,|&|\band\b)\s*", re.IGNORECASE)
+_CONJUNCTS = re.compile(r"\s*(?:&|\band\b)\s*", re.IGNORECASE)
 
 
 # Words a small model uses for one another in one outline ("The Roman Empire's collapse" on its fall,
@@ -680,13 +697,23 @@ def _pairs(point: str, asked: frozenset[str]) -> frozenset[tuple[str, str]]:
     return frozenset(pairs)
 
 
-def _counted(words: tuple[str, ...], other: tuple[str, ...], asked: frozenset[str]) -> bool:
-    """One label counted on ("Demonstration 2" after "Demonstration 1", set X: eight of them, each
-    with one text): no new point. A label the question names ("Day 1" / "Day 2" on a three-day
-    trip) stays."""
-    if len(words) != len(other) or len(words) < 2 or words[:-1] != other[:-1]:
+# Labels that name no thing: counted on, they add no point. ("Day 2", "Week 2", "Stage 2", "Type 2",
+# "Apollo 13", "iPhone 15" name one, and stay.)
+_PLACEHOLDERS = _word_set("demonstration example sample point item answer question idea tip title heading")
+
+
+def _swapped(new: _Traits, kept: _Traits) -> bool:
+    """Two titles one topic word apart each way: one kind for another ("Red blood cells" / "White
+    blood cells", "Foundation, Isaac Asimov" / "I, Robot, Isaac Asimov")."""
+    return len(new.topic - kept.topic) <= 1 and len(kept.topic - new.topic) <= 1
+
+
+def _counted(words: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    """A placeholder counted on ("Demonstration 2" after "Demonstration 1", set X: eight of them,
+    each with one text): no new point."""
+    if len(words) != 2 or len(other) != 2 or words[0] != other[0] or words[0] not in _PLACEHOLDERS:
         return False
-    return words[-1].isdigit() and other[-1].isdigit() and not set(words[:-1]) & asked
+    return words[-1].isdigit() and other[-1].isdigit()
 
 
 def _key(text: str) -> str:
@@ -732,8 +759,11 @@ class SkeletonParser:
         shape = shape or SkeletonShape()
         self._asked = frozenset(_stems(question, _COMPOUNDS, same=strict))
         self._question_words = frozenset(re.findall(r"\w+", question.casefold()))
-        self._lists = bool(re.search(r"\b(?:and|or|vs|versus)\b|&|/", question, re.IGNORECASE))
+        # ("Compare Python, Rust, Go": two commas make a list; "..., i get really nervous" is one clause more.)
+        self._lists = bool(re.search(r"\b(?:and|or|vs|versus)\b|&|/|,.*,", question, re.IGNORECASE))
         self._asked_as_written = frozenset(_stems(question, _COMPOUNDS, same=False))  # for openings
+        kind = _KINDS_ASKED.search(question)
+        self._kind = kind.group().casefold() if kind else ""
         # A small model's outline: points that open on the same two topic words ("Buy local and
         # support ..." / "Buy locally sourced") are one topic. A larger model's "Support local
         # businesses" / "Support local charities" are two, so this is for small models only.
@@ -856,8 +886,8 @@ class SkeletonParser:
                 continue  # no title: a number, a symbol, or a run of letters ("B", "D, E, F, G")
             if not key or key in self._seen or self.full:
                 continue
-            if self._strict and key in _BARE_ADJECTIVES:
-                continue  # "Strategic", "Political" (outside checks W and X): a kind of what, never said
+            if self._strict and key in _BARE_ADJECTIVES and self._kind:
+                point = f"{point} {self._kind}"  # "Political causes"
             traits = self._traits(point)
             if self._repeats(traits):
                 continue
@@ -916,23 +946,23 @@ class SkeletonParser:
             return True
         for kept in self._kept:
             if self._strict and (
-                _contradicts(new.words, kept.words, self._question_words)
-                or _counted(new.words, kept.words, self._question_words)
+                _contradicts(new.words, kept.words, self._question_words) or _counted(new.words, kept.words)
             ):
                 return True
             # "Arrival and Accommodation" / "Accommodation and Booking" (outside check X): one of the
             # two things again, unless the question names it ("Pros and cons of renting" / "... buying").
             if any(part == other_part and not part <= self._asked for part in new.parts for other_part in kept.parts):
                 return True
-            # "Apps with interactive methods" / "Apps with gamification features" / "Language learning
-            # apps" (outside check Y): kinds of one thing; "Reduce single-use plastics" / "Recycle
-            # plastics" (no head first) stay two.
-            if new.head[0] and new.head[0] == kept.head[0] and (new.head[1] or kept.head[1]):
+            # "Apps with interactive methods" after "Language learning apps" (outside check Y): a kind
+            # of a thing that is a point already. "Pros of renting" / "Pros of buying" (both name their
+            # kind) and "Reduce single-use plastics" / "Recycle plastics" (neither) stay two.
+            if new.head[0] and new.head[0] == kept.head[0] and new.head[1] != kept.head[1]:
                 return True
             # "Increased energy levels and better sleep quality" / "Improved sleep quality, with ..."
             # (outside check Z): one thing the question did not name, in two points. "Cat grooming needs"
-            # / "Dog grooming needs" differ in the question's own words, and stay.
-            if new.pairs & kept.pairs and not (new.topic ^ kept.topic) <= self._asked:
+            # / "Dog grooming needs" differ in the question's own words, "Red blood cells" / "White blood
+            # cells" in one word each: kinds, and they stay.
+            if new.pairs & kept.pairs and not (new.topic ^ kept.topic) <= self._asked and not _swapped(new, kept):
                 return True
             other = kept.topic
             if new.bag == kept.bag or (new.opening and (new.opening == kept.opening or set(new.opening) <= other)):

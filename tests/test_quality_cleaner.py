@@ -146,6 +146,9 @@ CASES = [
     ("that building new roads is not the answer.", 1, "Building new roads is not the answer."),
     (", in a small town, it works.", 1, "In a small town, it works."),
     ("That is why it works.", 1, "That is why it works."),
+    ("that is, pick what you will use.", 1, "that is, pick what you will use."),
+    (", iPhone users get updates first.", 1, "iPhone users get updates first."),
+    ("; rest, then go on.", 1, "Rest, then go on."),
     # README's first answer: the point's own title recited after a label and its number.
     ("Sleep lowers stress. The answer is: 2. Enhanced sleep quality.", 1, "Sleep lowers stress."),
     ("Names help. 3. Clear naming. Names last.", 2, "Names help. Names last."),

@@ -64,15 +64,21 @@ CASES = [
         "1. Bring a camera for security, 9\n2. Dress well, 10: more\n3. Plan ahead",
         ["Bring a camera for security", "Dress well", "Plan ahead"],
     ),
-    (  # a score the model gave its own line (outside check X's question, sampled); "etc." keeps its point
-        "1. Trees shed their leaves. (2 points)\n2. Temperature, humidity, light, etc. (3 points)\n",
-        ["Trees shed their leaves", "Temperature, humidity, light, etc."],
+    (  # a score the model gave its own line (outside check X's question, sampled); "etc." keeps its point;
+        # a score that is the point stays (a review: how rugby is scored)
+        "1. Trees shed their leaves. (2 points)\n2. Temperature, humidity, light, etc. (3 points)\n3. Try (5 points)\n",
+        ["Trees shed their leaves", "Temperature, humidity, light, etc.", "Try (5 points)"],
+    ),
+    (  # an example begun and never given (outside check Z); one given stays
+        "1. Building more roads, e.g.\n2. Reduce waste, i.e.\n3. Plant trees (e.g.\n4. Carpool, e.g., with coworkers",
+        ["Building more roads", "Reduce waste", "Plant trees", "Carpool, e.g., with coworkers"],
     ),
     (
         "1. Engage\n2. The most\n3. If you find someone\n4. It’\n5. Renting\n6. Keep them in a sunny spot\n"
         '7. Set aside\n8. It is important\n9. Take regular breaks to re:\n10. Plan a "study\n'
         "11. The most obvious way\n12. The fall of the Western Roman Empire was primarily caused\n"
-        "13. The 2\n14. Book a table at the restaurant’\n15. Use earplugs or use\n16. Pick and choose\n17. Better clarity and focus",
+        "13. The 2\n14. Book a table at the restaurant’\n15. Use earplugs or use\n16. Pick and choose\n17. Better clarity and focus"
+        "\n18. Learn to give and take",
         [
             "If you find someone",
             "Renting",
@@ -83,6 +89,7 @@ CASES = [
             "Book a table",
             "Pick and choose",
             "Better clarity and focus",
+            "Learn to give and take",
         ],
     ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
@@ -548,8 +555,6 @@ SMALL_MODEL_REPEATS = [
         ],
         [0, 1],
     ),
-    # An adjective alone (outside checks W and X); a larger model's headings by kind stay.
-    (ROME, ["Political", "Strategic", "Barbarian invasions", "Economic decline"], [2, 3]),
     # One label counted on (outside check X: "Demonstration 1" .. "Demonstration 8"); a label the question
     # names stays.
     (
@@ -558,6 +563,27 @@ SMALL_MODEL_REPEATS = [
         [0, 1],
     ),
     ("Plan a 3-day trip to Rome", ["Day 1", "Day 2", "Day 3"], [0, 1, 2]),
+    # Labels that name a thing stay, named by the question or not (a review).
+    ("Make me an itinerary for 3 days in Rome", ["Day 1", "Day 2", "Day 3"], [0, 1, 2]),
+    ("How do I train for a marathon in 16 weeks?", ["Week 1", "Week 2", "Week 3"], [0, 1, 2]),
+    ("What is diabetes?", ["Type 1", "Type 2", "Symptoms"], [0, 1, 2]),
+    # A list in commas names several things (a review): a title may name one.
+    ("Compare Python, Rust, Go", ["Python", "Rust", "Go"], [0, 1, 2]),
+    # Kinds in a pair of words, one word apart (a review).
+    (
+        "What are the main components of the human circulatory system?",
+        ["Red blood cells", "White blood cells", "Plasma"],
+        [0, 1, 2],
+    ),
+    (
+        "Should I rent or buy a house?",
+        ["Pros of renting", "Pros of buying", "Costs of renting", "Costs of buying"],
+        [0, 1, 2, 3],
+    ),
+    ("What should I know about space travel?", ["Effects of microgravity", "Effects of radiation", "Food"], [0, 1, 2]),
+    ("What cities should I visit in Europe?", ["Rome, Italy", "Florence, Italy", "Paris, France"], [0, 1, 2]),
+    # "Access to ..." is no plural head first ("Apps with ...").
+    ("How can a village improve its health?", ["Clean water access", "Access to doctors", "Vaccines"], [0, 1, 2]),
     # The same advice the other way round (outside checks O and S; its text said the first); kinds, and a
     # pair the question names, stay (a review).
     ("how do i prepare for a job interview", ["Arrive early", "Dress well", "Arrive late"], [0, 1]),
@@ -603,6 +629,36 @@ def test_a_small_models_repeats_and_restatements_are_no_points(
     outline = "".join(f"{i}. {t}\n" for i, t in enumerate(titles, 1))
     assert parse_skeleton(outline, strict=True, question=question) == [titles[i] for i in kept]
     assert parse_skeleton(outline, question=question) == titles  # a larger model's outline is taken as written
+
+
+@pytest.mark.parametrize(
+    ("question", "titles", "points"),
+    [
+        # Outside checks W and X: an adjective alone says which kind of what the question asks for.
+        (
+            ROME,
+            ["Political", "Strategic", "Barbarian invasions"],
+            ["Political causes", "Strategic causes", "Barbarian invasions"],
+        ),
+        (
+            "What are the benefits of yoga?",
+            ["Physical", "Mental", "Flexibility"],
+            ["Physical benefits", "Mental benefits", "Flexibility"],
+        ),
+        # No kind asked: the title stays as written (a review).
+        (
+            "What kinds of disasters are there?",
+            ["Natural", "Technological", "Man-made"],
+            ["Natural", "Technological", "Man-made"],
+        ),
+    ],
+)
+def test_a_small_models_adjective_alone_names_the_kind_asked_for(
+    question: str, titles: list[str], points: list[str]
+) -> None:
+    outline = "".join(f"{i}. {t}\n" for i, t in enumerate(titles, 1))
+    assert parse_skeleton(outline, strict=True, question=question) == points
+    assert parse_skeleton(outline, question=question) == titles  # a larger model's headings by kind stay
 
 
 def test_a_larger_models_words_are_its_own() -> None:

@@ -1,4 +1,4 @@
-"""The embedded model's own ways: a second outline when the first repeats itself, and an expansion its
+"""The embedded model's own ways: more outlines while the last repeats itself, and an expansion its
 lead left empty asked for once more, unled. Driven in-process with MockBackend."""
 # mypy: allow-untyped-defs, allow-incomplete-defs
 
@@ -37,34 +37,50 @@ async def test_an_outline_of_repeats_is_asked_for_once_more_and_extended() -> No
     assert len([c for c in answer.calls if c.purpose == "skeleton"]) == 2
 
 
+REPEATS = "1. Sleep well\n2. Sleep well\n3. Sleep well.\n"
+
+
+def outline_requests(backend: MockBackend) -> list[tuple[float | None, int | None]]:
+    return [(r.temperature, r.seed) for r in backend.requests if is_skeleton(r)]
+
+
 async def test_an_outline_still_short_of_points_is_asked_for_again_with_the_next_seed() -> None:
-    outlines = iter(
-        [
-            "1. Sleep well\n2. Sleep well\n3. Sleep well.\n",
-            "1. Sleep well\n2. Sleep well.\n3. Sleep well!\n",
-            "1. Eat greens\n2. Walk daily\n3. Sleep well\n",
-        ]
-    )
+    outlines = iter([REPEATS, "1. Sleep well\n2. Sleep well.\n3. Sleep well!\n", "1. Eat greens\n2. Walk daily\n"])
 
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
         yield next(outlines) if is_skeleton(request) else "Some text."
 
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", temperature=0).ask("How do I stay healthy?")
-    skeletons = [r for r in backend.requests if is_skeleton(r)]
+    client = sot.Client(backend=backend, mode="sot", temperature=0, small_model=True)
+    answer = await client.ask("How do I stay healthy?")
     assert answer.mode == "sot" and answer.points == ["Sleep well", "Eat greens", "Walk daily"]
-    assert [r.seed for r in skeletons[1:]] == [constants.SECOND_LOOK_SEED, constants.SECOND_LOOK_SEED + 1]
-    assert len(skeletons) == 1 + constants.MORE_LOOKS
+    assert outline_requests(backend) == [(0, None), (0.8, 1), (0.8, 2)]
+    assert len([c for c in answer.calls if c.purpose == "skeleton"]) == 3
+    outlines_s = [c for c in answer.calls if c.purpose == "skeleton"]
+    assert answer.timings.skeleton_s == outlines_s[-1].end_s - outlines_s[0].start_s  # every outline waited for
 
 
 async def test_outlines_are_asked_for_again_a_bounded_number_of_times() -> None:
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
-        yield "1. Sleep well\n2. Sleep well\n3. Sleep well.\n" if is_skeleton(request) else "Some text."
+        yield REPEATS if is_skeleton(request) else "Some text."
+
+    small = MockBackend(handler)
+    answer = await sot.Client(backend=small, mode="sot", temperature=0, small_model=True).ask("How to stay healthy?")
+    assert len(outline_requests(small)) == 3
+    assert answer.mode == "sequential"  # one usable point: a plain answer
+    # A remote model is billed per call: one more outline only.
+    remote = MockBackend(handler)
+    await sot.Client(backend=remote, mode="sot", temperature=0).ask("How to stay healthy?")
+    assert len(outline_requests(remote)) == 2
+
+
+async def test_another_outline_never_repeats_the_users_own_request() -> None:
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        yield REPEATS if is_skeleton(request) else "Some text."
 
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", temperature=0).ask("How do I stay healthy?")
-    assert len([r for r in backend.requests if is_skeleton(r)]) == 1 + constants.MORE_LOOKS
-    assert answer.mode == "sequential"  # one usable point: a plain answer
+    await sot.Client(backend=backend, mode="sot", temperature=0.8, seed=7, small_model=True).ask("How to stay healthy?")
+    assert outline_requests(backend) == [(0.8, 7), (0.8, 8), (0.8, 9)]
 
 
 async def test_an_outline_of_two_points_on_purpose_is_not_asked_again() -> None:
