@@ -124,10 +124,11 @@ DANGLING_WORDS = frozenset(
         "whether",
     ]
 )
-# Where a long point may end: before a connective, a clause or a preposition that adds detail.
+# Where a long point may end: before a connective, a clause or a preposition that adds detail (not
+# "of": "The frequency and severity" is no title without what it is of).
 _BOUNDARY = re.compile(
     r"\s*(?:[,;(]|\s[-–—]\s)\s*|\s+(?=(?:and|or|but|which|that|who|because|so|while|as|by|to|for|with|"
-    r"without|through|like|such as|including|in order|from|into|in|on|at|of|about|using|when|if)\b)",
+    r"without|through|like|such as|including|in order|from|into|in|on|at|about|using|when|if)\b)",
     re.IGNORECASE,
 )
 # Boundaries between clauses: punctuation (in the match itself) or one of these words after it.
@@ -165,12 +166,43 @@ def _strip_dangling(text: str) -> str:
 def _boundaries(text: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
     """Phrase boundaries that leave a title before them (three words, else two): all, and those
     between clauses. "In contrast, plant-based sources ..." is not cut to "In contrast"."""
-    found = list(_BOUNDARY.finditer(text))
+    # (Never inside a list: "numbers, letters" leaves its last item out.)
+    found = [
+        m for m in _BOUNDARY.finditer(text) if not (m.group(0).strip() == "," and _MID_LIST.search(text[: m.start()]))
+    ]
     heads = [m for m in found if len(_words(text[: m.start()])) >= 3] or [
         m for m in found if len(_words(text[: m.start()])) == 2
     ]
-    strong = [m for m in heads if m.group(0).strip() or _STRONG.match(text, m.end())]
+    strong = [m for m in heads if _between_clauses(text, m)]
     return heads, strong
+
+
+# A comma after a list's first item ("numbers, letters") ...
+_MID_LIST = re.compile(r",(?:\s+[\w'’-]+){1,3}\s*$")
+# ... and one before more items ("numbers, letters, and symbols").
+# ("..., like coconut oil or ashwagandha" opens an aside, no list.)
+_LIST_GOES_ON = re.compile(
+    r"(?!(?:like|such|including|especially|which|that|who|with|by|for|to|from|as|so|but|because|while|when|if)\b)"
+    r"(?:[\w'’-]+\s+){0,2}[\w'’-]+(?:,|\s+(?:and|or)\s)",
+    re.IGNORECASE,
+)
+
+
+def _between_clauses(text: str, boundary: re.Match[str]) -> bool:
+    """Whether `boundary` parts two clauses, not two things of one list ("numbers, letters, and
+    symbols", "neck and shoulder pain": outside check AB; "Set goals and track them" parts two)."""
+    mark, after = boundary.group(0).strip(), text[boundary.end() :]
+    if mark == "," and _LIST_GOES_ON.match(after):
+        return False  # the first item of a list: a title may end there, but rather not
+    if mark not in (",", ""):
+        return True
+    joined = re.match(r"(?:and|or)\s+([\w'’-]+)(?:\s+([\w'’-]+))?", after, re.IGNORECASE)
+    if joined:  # "and" before a verb ("and break them down"), or a new subject, starts a clause
+        word, then = joined.group(1).casefold(), (joined.group(2) or "").casefold()
+        subject = word in _DETERMINERS or word in _PRONOUNS
+        verb = word in _ADVICE_VERBS or word.endswith("ing") or then in _DETERMINERS | _OBJECTS | _PARTICLES
+        return subject or verb
+    return mark == "," or bool(_STRONG.match(text, boundary.end()))
 
 
 def _first_phrase(text: str, max_words: int, whole_words: int) -> str:
@@ -184,7 +216,7 @@ def _first_phrase(text: str, max_words: int, whole_words: int) -> str:
         return text[: within[-1].start()]
     if len(_words(text)) <= whole_words:
         return text
-    for found, limit in ((strong, whole_words), (heads, max_words)):
+    for found, limit in ((strong, whole_words), (heads, whole_words)):
         if within := [m for m in found if len(_words(text[: m.start()])) <= limit]:
             return text[: within[-1].start()]
     return text[: heads[0].start()] if heads else text
@@ -207,6 +239,8 @@ def shape_title(text: str, max_words: int, cut: bool = False, whole_words: int |
         text = _first_phrase(text, max_words, max_words if whole_words is None else whole_words)
     if text.count("(") > text.count(")"):  # "Language capabilities (e.g" : the aside never closed
         text = text[: text.rfind("(")]
+    # "... prone to earthquakes due" (outside check AB): its cause never came.
+    text = re.sub(r"\s+due[\s,;:]*$", "", text)
     return _strip_dangling(text) if len(_words(text)) >= 3 else text.strip()
 
 
@@ -305,6 +339,7 @@ _BARE_VERBS = frozenset(
 
 
 _PRONOUNS = frozenset(["it", "they", "you", "we", "i", "there", "he", "she"])
+_OBJECTS = frozenset(["it", "them", "you", "us", "me", "him", "her", "yourself", "themselves"])
 # "It is important", "This is essential": an adjective that needs what the line never said.
 _OPEN_ADJECTIVE = re.compile(
     r"^(?:it|this)\s+is\s+(?:important|essential|crucial|vital|necessary|key|helpful|useful|best|better)$",
@@ -334,7 +369,8 @@ _ADJECTIVE_END = re.compile(r"^\w{2,}(?:[^e]ed|able|ible)$")
 # "... to be aware", "... can reduce the risk": what they need ("of ...") never came ("Be culturally
 # aware", "Spread the risk" are whole).
 _NO_COMPLEMENT = re.compile(
-    r"\b(?:to\s+be|is|are)\s+(?:aware|able|capable|prone)$|\b(?:can|could|may|might|will)\s+\w+\s+the\s+risk$",
+    r"\b(?:to\s+be|is|are)\s+(?:aware|able|capable|prone)$|\b(?:can|could|may|might|will)\s+\w+\s+the\s+risk$"
+    r"|\bplays?\s+an?\s+(?:\w+\s+)?role$",
     re.IGNORECASE,
 )
 # Phrases that set a sentence in time or turn it, and are no point alone.
@@ -363,7 +399,8 @@ _ADVERBIALS = frozenset(
 # named ("The first step is to ..." names it; "Next steps" is a heading); "This includes ...": the
 # rest of the point before it.
 _NAMELESS_STEP = re.compile(
-    r"^the\s+(?:first|second|third|fourth|fifth|next|final|last)\s+step\s+(?:in|of|to|towards?)\b(?!.*\bis\b)"
+    r"^the\s+(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|next|final|last)\s+step"
+    r"(?:\s+(?:in|of|to|towards?)\b(?!.*\bis\b)|$)"
     r"|^this\s+(?:includes|means|involves)\b",
     re.IGNORECASE,
 )
@@ -409,6 +446,8 @@ def _fragment(title: str) -> bool:
         return True  # "Answer, but not just one": the model talking about its task
     if words[0] == "of" and words[1] in ("the", "a", "an"):
         return True  # "Of the French monarchy in the Revolution": the end of the sentence before it
+    if words[0] == "to" and words[1] in ("the", "a", "an") and len(words) >= 5:
+        return True  # "To the rise of international trade" (outside check AB); "To the Lighthouse" is a book
     if " ".join(words) in _ADVERBIALS or (words[0] in ("in", "for") and words[1] == "some" and "," not in title):
         return True  # "In the long run", "In some species of plants": where or when, never what
     if len(words) == 2 and words[0] in ("use", "avoid") and raw[1].islower() and _ADJECTIVE_END.search(words[1]):
@@ -687,8 +726,12 @@ def _pairs(point: str, asked: frozenset[str]) -> frozenset[tuple[str, str]]:
     adverb or a past form ("largely attributed" says how, not what)."""
     pairs = set()
     before = ""
-    for word in _COMPOUNDS.findall(point):
-        stems = [] if re.search(r"..(?:ly|ed)$", word, re.IGNORECASE) else _stems(word, skip=_GENERIC, same=True)
+    for i, word in enumerate(_COMPOUNDS.findall(point)):
+        # (A name is no topic pair: "Emperor Trajan" in two points on his reign.)
+        named = i > 0 and word[:1].isupper()
+        stems = (
+            [] if named or re.search(r"..(?:ly|ed)$", word, re.IGNORECASE) else _stems(word, skip=_GENERIC, same=True)
+        )
         alone = len(stems) == 1 and stems[0] not in asked and stems[0] not in _PARTICLES  # not "Turn off"
         stem = stems[0] if alone and not stems[0][0].isdigit() else ""
         if before and stem:

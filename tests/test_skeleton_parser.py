@@ -92,6 +92,25 @@ CASES = [
             "Learn to give and take",
         ],
     ),
+    # Outside check AB: a title ends between clauses, not inside a list or a pair ("numbers, letters",
+    # "reduce neck"), never before "of", and not on "due"; a role with no "in", "To the ..." and a step
+    # never named are no titles.
+    (
+        "1. Use strong passwords that include numbers, letters, and symbols.\n"
+        "2. Use ergonomically designed computers to reduce neck and shoulder pain\n"
+        "3. The fall of the Roman Empire was primarily due to economic mismanagement and corruption that fueled.\n"
+        "4. Inactivated vaccines are used to prevent diseases caused by viruses, such as COVID-19 and rabies.\n"
+        "5. Some areas are more prone to earthquakes due\n6. Wetlands play a crucial role\n"
+        "7. To the rise of international trade\n8. The second step\n9. Set goals and track them every week with a journal",
+        [
+            "Use strong passwords that include numbers, letters, and symbols",
+            "Use ergonomically designed computers to reduce neck and shoulder pain",
+            "The fall of the Roman Empire was primarily due to economic mismanagement",
+            "Inactivated vaccines are used to prevent diseases caused by viruses",
+            "Some areas are more prone to earthquakes",
+            "Set goals and track them every week with a journal",
+        ],
+    ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (
         "1. Set clear goals for yourself and break them down into small\n"
@@ -582,6 +601,8 @@ SMALL_MODEL_REPEATS = [
     ),
     ("What should I know about space travel?", ["Effects of microgravity", "Effects of radiation", "Food"], [0, 1, 2]),
     ("What cities should I visit in Europe?", ["Rome, Italy", "Florence, Italy", "Paris, France"], [0, 1, 2]),
+    # A name is no pair of topic words (raw outline of an outside question).
+    (ROME, ["The economic policies of Emperor Trajan", "The lack of effective governance by Emperor Trajan"], [0, 1]),
     # "Access to ..." is no plural head first ("Apps with ...").
     ("How can a village improve its health?", ["Clean water access", "Access to doctors", "Vaccines"], [0, 1, 2]),
     # The same advice the other way round (outside checks O and S; its text said the first); kinds, and a
