@@ -33,7 +33,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 # "The question:" as a label, "This is a classic answer that ...", "The question is a classic example",
 # "The answer is a concise explanation", "Here's a one-to-three-sentence version of the point:",
 # "Referring to an answer, ...", "The answer is not a label or a question.", "As I mentioned in my
-# previous response".
+# previous response", "The question asks about the causes of earthquakes".
 _META = re.compile(
     r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
         \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
@@ -50,6 +50,7 @@ _META = re.compile(
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
       | \bthe\s+answer\s+to\s+the\s+question\b
       | ^\s*the\s+question\s+is\s+an?\b
+      | ^\s*(?:the|this|your)\s+question\s+(?:asks|is\s+asking|wants)\b
       | \banswer\s+is\s+an?\s+(?:\w+\s+){0,3}(?:explanation|answer|response)\b""",
     re.IGNORECASE | re.VERBOSE,
 )

@@ -142,6 +142,10 @@ CASES = [
     ("The answer is", 1, ""),
     ("The next question.", 1, ""),  # README's first command, from a fresh clone at 62c6670
     ("not available.", 1, ""),  # outside check W
+    # Outside check AB: talk about what the question asks.
+    ("The question asks about the causes of earthquakes, which is a topic of debate. Plates move.", 1, "Plates move."),
+    ("Your question asks a lot. Plates move.", 1, "Plates move."),
+    ("The question of cost matters most.", 1, "The question of cost matters most."),
     # Outside check Z: a text that carries on its title's sentence.
     ("that building new roads is not the answer.", 1, "Building new roads is not the answer."),
     (", in a small town, it works.", 1, "In a small town, it works."),
