@@ -33,7 +33,8 @@ _LETTER = re.compile(r"[^\W\d_]")
 # "The question:" as a label, "This is a classic answer that ...", "The question is a classic example",
 # "The answer is a concise explanation", "Here's a one-to-three-sentence version of the point:",
 # "Referring to an answer, ...", "The answer is not a label or a question.", "As I mentioned in my
-# previous response", "The question asks about the causes of earthquakes".
+# previous response", "The question asks about the causes of earthquakes", the model's own name from
+# its chat template ("A helpful AI assistant, SmolLM, trained by Hugging Face"), "I'll write: ...".
 _META = re.compile(
     r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
         \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
@@ -43,6 +44,8 @@ _META = re.compile(
       | \breferring\s+to\s+(?:an?|the)\s+answer\b
       | \blabel\s+or\s+(?:a|the)\s+question\b
       | \bmy\s+previous\s+(?:response|answer)\b
+      | \bSmolLM\b|\bhelpful\s+AI\s+assistant\b|\btrained\s+by\s+Hugging\s*Face\b
+      | \bI['’]ll\s+(?:write|rewrite|rephrase)\b
       | ^\s*the\s+(?:question(?:\s+is)?|answer)\s*:
       | ^\s*(?:the\s+)?next\s+(?:question|point)\s*[.!]?\s*$
       | ^\s*not\s+available\s*[.!]?\s*$
@@ -73,6 +76,7 @@ _NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
 # title and its colon, after a colon or semicolon. A list of the point's own starts at 1, and stays.
 _INLINE_POINT = re.compile(r"(?<=[:;]\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
 _OWN_LIST = re.compile(r"(?:^|(?<=\s))1[.)]\s")
+_SENTENCE_END = re.compile(r"(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\b[A-Z])(?<!\s\d)(?<!\s\d\d)[.!?](?=\s)")
 _CLAUSE_END = re.compile(r"(?<!\s\d)(?<!\s\d\d)[.!?:](?=\s)|,")  # not the "9." of a list
 
 
@@ -247,6 +251,12 @@ def tidy_expansion(
     if carried:
         text = text[carried.end() :]
         text = text[0].upper() + text[1:] if re.match(r"[a-z]+\b", text) else text
+    if capped:
+        # The sentence the limit stopped ("... including the plague, e": outside check AC) ends the text
+        # where a whole one came before it.
+        whole = list(_SENTENCE_END.finditer(text))
+        if whole and not re.search(r"[.!?][\"'”’)]*\s*$", text):
+            text = text[: whole[-1].end()]
     # Nothing but the title again: no more than an empty expansion, and retried like one.
     # A number alone ("4.") is the point's own numbering left over.
     return text if _LETTER.search(text) and _words_of(text) != _words_of(title) else ""

@@ -166,9 +166,13 @@ def _strip_dangling(text: str) -> str:
 def _boundaries(text: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
     """Phrase boundaries that leave a title before them (three words, else two): all, and those
     between clauses. "In contrast, plant-based sources ..." is not cut to "In contrast"."""
-    # (Never inside a list: "numbers, letters" leaves its last item out.)
+    # Never inside a list ("numbers, letters" leaves its last item out), nor after a word that needs
+    # what follows ("... against the Mongols led", "Negotiate in a way": outside check AC).
     found = [
-        m for m in _BOUNDARY.finditer(text) if not (m.group(0).strip() == "," and _MID_LIST.search(text[: m.start()]))
+        m
+        for m in _BOUNDARY.finditer(text)
+        if not (m.group(0).strip() == "," and _MID_LIST.search(text[: m.start()]))
+        and not _NEEDS_MORE.search(text[: m.start()])
     ]
     heads = [m for m in found if len(_words(text[: m.start()])) >= 3] or [
         m for m in found if len(_words(text[: m.start()])) == 2
@@ -177,6 +181,11 @@ def _boundaries(text: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
     return heads, strong
 
 
+_NEEDS_MORE = re.compile(
+    r"\b(?:led|leads?|leading|due|contribut(?:ed|es|ing)|attributed|related|linked|according|prone|able|unable"
+    r"|used|way)$",
+    re.IGNORECASE,
+)
 # A comma after a list's first item ("numbers, letters") ...
 _MID_LIST = re.compile(r",(?:\s+[\w'’-]+){1,3}\s*$")
 # ... and one before more items ("numbers, letters, and symbols").
@@ -279,7 +288,8 @@ _KINDS_ASKED = re.compile(
     re.IGNORECASE,
 )
 # An example or a gloss begun and never given ("Building more roads, e.g.", outside check Z).
-_EXAMPLE_OPENED = re.compile(r"[\s,;(]*\b(?:e\.\s?g|i\.\s?e)\b\.?[\s,:;]*$", re.IGNORECASE)
+# ("..., e" is what the line's colon left of "e.g.:", outside check AC.)
+_EXAMPLE_OPENED = re.compile(r"[\s,;(]*\b(?:[eE]\.\s?[gG]|[iI]\.\s?[eE]|e|i)\b\.?[\s,:;]*$")
 # A score the model gave its own line ("Temperature, humidity, light, etc. (3 points)"): no part of the title.
 _SCORE = re.compile(r"\s*\(\d{1,2} points?\)[.\s]*$", re.IGNORECASE)
 
@@ -370,7 +380,7 @@ _ADJECTIVE_END = re.compile(r"^\w{2,}(?:[^e]ed|able|ible)$")
 # aware", "Spread the risk" are whole).
 _NO_COMPLEMENT = re.compile(
     r"\b(?:to\s+be|is|are)\s+(?:aware|able|capable|prone)$|\b(?:can|could|may|might|will)\s+\w+\s+the\s+risk$"
-    r"|\bplays?\s+an?\s+(?:\w+\s+)?role$",
+    r"|\bplays?\s+an?\s+(?:\w+\s+)?role$|\bin\s+a\s+way$",
     re.IGNORECASE,
 )
 # Phrases that set a sentence in time or turn it, and are no point alone.
@@ -745,6 +755,15 @@ def _pairs(point: str, asked: frozenset[str]) -> frozenset[tuple[str, str]]:
 _PLACEHOLDERS = _word_set("demonstration example sample point item answer question idea tip title heading")
 
 
+def _only_how(words: tuple[str, ...]) -> bool:
+    """Advice of a verb and how (often) to do it: "Practice regularly", "Keep practicing every day"."""
+    rest = [w.strip(".,;:!?") for w in words[1:]]
+    return words[0] in _ADVICE_VERBS and bool(rest) and all(_HOW.match(w) for w in rest)
+
+
+_HOW = re.compile(r"^(?:\w+ly|again|often|daily|weekly|more|always|every|day|and|a|lot|hard|\w+ing)$")
+
+
 def _swapped(new: _Traits, kept: _Traits) -> bool:
     """Two titles one topic word apart each way: one kind for another ("Red blood cells" / "White
     blood cells", "Foundation, Isaac Asimov" / "I, Robot, Isaac Asimov")."""
@@ -1014,6 +1033,9 @@ class SkeletonParser:
             # south-facing view"), or the same verb; "Check the oil" / "Change the oil" are two.
             alike = new.verb == kept.verb or bool({new.verb, kept.verb} & _BARE_VERBS)
             if alike and new.object and kept.object and (new.object <= kept.object or kept.object <= new.object):
+                return True
+            # "Practice regularly" / "Practice again and again!" (outside check AC): one verb, said how often.
+            if self._strict and new.words[0] == kept.words[0] and _only_how(new.words) and _only_how(kept.words):
                 return True
             if not topic or not other:
                 continue

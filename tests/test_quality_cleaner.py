@@ -146,6 +146,13 @@ CASES = [
     ("The question asks about the causes of earthquakes, which is a topic of debate. Plates move.", 1, "Plates move."),
     ("Your question asks a lot. Plates move.", 1, "Plates move."),
     ("The question of cost matters most.", 1, "The question of cost matters most."),
+    # Outside check AC: the model's name from its chat template, talk of rewriting the title.
+    ("A helpful AI assistant, SmolLM, trained by Hugging Face, can help you answer this question.", 1, ""),
+    (
+        'Instead of "Remove these pests from your kitchen," I\'ll write: "Use a trap to get rid of fruit flies.',
+        1,
+        "Use a trap to get rid of fruit flies.",
+    ),
     # Outside check Z: a text that carries on its title's sentence.
     ("that building new roads is not the answer.", 1, "Building new roads is not the answer."),
     (", in a small town, it works.", 1, "In a small town, it works."),
@@ -174,6 +181,8 @@ LOOPS = [
         0,
         "Rome was old.",
     ),
+    # Outside check AC: the sentence the token limit stopped, after a whole one.
+    ("Rome fell for many reasons. Disease spread, including the plague, e", 0, "Rome fell for many reasons."),
     # Outside check G: a title-like lead-in looping to the cap leaves nothing.
     ("The answer is notonly: The answer is notonly: The answer is notonly: The answer is not", 0, ""),
     # Outside check AA: a numbered list looping on one item, cut after its last item before the loop.

@@ -111,6 +111,18 @@ CASES = [
             "Set goals and track them every week with a journal",
         ],
     ),
+    # Outside check AC: no cut after a word that needs what follows; what a colon left of "e.g.:".
+    (
+        "1. The Ming dynasty's campaigns against the Mongols led to a great loss of life and a re:\n"
+        "2. The Ming dynasty's failure to adapt to changing global circumstances, e:\n"
+        "3. Negotiate in a way that is fair and transparent, with clear terms and conditions.\n4. Vitamin E",
+        [
+            "The Ming dynasty's campaigns against the Mongols led to a great loss of life",
+            "The Ming dynasty's failure to adapt to changing global circumstances",
+            "Negotiate in a way that is fair and transparent",
+            "Vitamin E",
+        ],
+    ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (
         "1. Set clear goals for yourself and break them down into small\n"
@@ -601,6 +613,8 @@ SMALL_MODEL_REPEATS = [
     ),
     ("What should I know about space travel?", ["Effects of microgravity", "Effects of radiation", "Food"], [0, 1, 2]),
     ("What cities should I visit in Europe?", ["Rome, Italy", "Florence, Italy", "Paris, France"], [0, 1, 2]),
+    # One verb, said how often (outside check AC).
+    ("How do I get better at chess?", ["Practice regularly", "Study openings", "Practice again and again!"], [0, 1]),
     # A name is no pair of topic words (raw outline of an outside question).
     (ROME, ["The economic policies of Emperor Trajan", "The lack of effective governance by Emperor Trajan"], [0, 1]),
     # "Access to ..." is no plural head first ("Apps with ...").
