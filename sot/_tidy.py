@@ -54,6 +54,7 @@ _META = re.compile(
       | \bthe\s+answer\s+to\s+the\s+question\b
       | ^\s*the\s+question\s+is\s+an?\b
       | ^\s*(?:the|this|your)\s+question\s+(?:asks|is\s+asking|wants)\b
+      | ^\s*the\s+answer\s+is\s+a\s+bit\b
       | \banswer\s+is\s+an?\s+(?:\w+\s+){0,3}(?:explanation|answer|response)\b""",
     re.IGNORECASE | re.VERBOSE,
 )

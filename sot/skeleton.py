@@ -183,7 +183,7 @@ def _boundaries(text: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
 
 _NEEDS_MORE = re.compile(
     r"\b(?:led|leads?|leading|due|contribut(?:ed|es|ing)|attributed|related|linked|according|prone|able|unable"
-    r"|used|way)$",
+    r"|used|way)$|\b(?:by|for|about|from|without)\s+\w+ing$",  # "... memory recall by analyzing" (check AD)
     re.IGNORECASE,
 )
 # A comma after a list's first item ("numbers, letters") ...
@@ -387,6 +387,8 @@ _NO_COMPLEMENT = re.compile(
 _ADVERBIALS = frozenset(
     [
         "in the long run",
+        "every day",
+        "each day",
         "in the long term",
         "in the short term",
         "in the short run",
@@ -405,6 +407,8 @@ _ADVERBIALS = frozenset(
         "in summary",
     ]
 )
+_SETTING = re.compile(r"in\s+(?:a|the|this|today['’]s)\s+(?:world|age|era)\b(?!.*,)", re.IGNORECASE)
+_PURPOSES = _word_set("avoid prevent ensure help make keep reduce improve get stay")
 # "The first step in the process", "The first step towards reducing plastic": a step counted, never
 # named ("The first step is to ..." names it; "Next steps" is a heading); "This includes ...": the
 # rest of the point before it.
@@ -460,6 +464,8 @@ def _fragment(title: str) -> bool:
         return True  # "To the rise of international trade" (outside check AB); "To the Lighthouse" is a book
     if " ".join(words) in _ADVERBIALS or (words[0] in ("in", "for") and words[1] == "some" and "," not in title):
         return True  # "In the long run", "In some species of plants": where or when, never what
+    if _SETTING.match(title) or (words[0] == "to" and words[1] in _PURPOSES and len(words) <= 4):
+        return True  # "In a world of AI", "To avoid confusion" (outside check AD): the setting or aim of a point
     if len(words) == 2 and words[0] in ("use", "avoid") and raw[1].islower() and _ADJECTIVE_END.search(words[1]):
         # "Use recycled", "Use biodegradable": what to use never came ("Buy refurbished", "Use Audible",
         # "Get organized" are whole).
@@ -592,11 +598,12 @@ _NEEDS_OBJECT = frozenset(
 _WANTS_NOUN = frozenset(
     {"positive", "negative", "faster", "better", "healthy", "healthier", "good", "great", "costly", "strong"}
     | {"clear", "quick", "quicker", "high", "higher", "low", "lower", "new", "long", "short", "deep", "local"}
+    | {"traditional", "conventional", "standard", "regular", "usual", "similar"}
 )
 # "Use a bleach-free": a compound adjective whose noun never came ("Go for gluten-free" is whole).
 _ADJECTIVE_COMPOUND = re.compile(r"-(?:free|based|friendly|resistant|proof|efficient|safe|powered|related)$")
 # ("Focus on the positive", "Look for the good": after "the", an adjective stands for its noun.)
-_BEFORE_NOUN = frozenset(["a", "an", "for", "more", "less"])
+_BEFORE_NOUN = frozenset(["a", "an", "for", "more", "less", "than"])  # "... more convenient than traditional"
 _WH_WORDS = frozenset(["when", "how", "what", "where", "whether", "who", "which", "why"])
 # Two-letter words that follow "to" in a whole title ("Learn to do", "Listen to me"); any other
 # ("Take regular breaks to re") is a word the line tore off.

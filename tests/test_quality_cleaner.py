@@ -146,6 +146,8 @@ CASES = [
     ("The question asks about the causes of earthquakes, which is a topic of debate. Plates move.", 1, "Plates move."),
     ("Your question asks a lot. Plates move.", 1, "Plates move."),
     ("The question of cost matters most.", 1, "The question of cost matters most."),
+    # Outside check AD: talk about the answer.
+    ("The answer is a bit unconventional, but it is a great example. Storms rotate.", 1, "Storms rotate."),
     # Outside check AC: the model's name from its chat template, talk of rewriting the title.
     ("A helpful AI assistant, SmolLM, trained by Hugging Face, can help you answer this question.", 1, ""),
     (

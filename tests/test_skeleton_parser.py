@@ -123,6 +123,20 @@ CASES = [
             "Vitamin E",
         ],
     ),
+    # Outside check AD: no cut after "by" and a verb; a setting, an aim or "Every day" alone is no title;
+    # an adjective with no noun after "than".
+    (
+        "1. Use language processing to improve memory recall by analyzing the way you speak and listen, which\n"
+        "2. In a world of AI\n3. To avoid confusion\n4. Every day\n5. It is more convenient than traditional\n"
+        "6. To-do lists\n7. In a world of AI, people forget names\n8. To help your kids learn to code at home",
+        [
+            "Use language processing to improve memory recall",
+            "It is more convenient",
+            "To-do lists",
+            "In a world of AI, people forget names",
+            "To help your kids learn to code at home",
+        ],
+    ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (
         "1. Set clear goals for yourself and break them down into small\n"
