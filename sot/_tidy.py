@@ -44,8 +44,8 @@ _META = re.compile(
       | \breferring\s+to\s+(?:an?|the)\s+answer\b
       | \blabel\s+or\s+(?:a|the)\s+question\b
       | \bmy\s+previous\s+(?:response|answer)\b
-      | \bSmolLM\b|\bhelpful\s+AI\s+assistant\b|\btrained\s+by\s+Hugging\s*Face\b
-      | \bI['’]ll\s+(?:write|rewrite|rephrase)\b
+      | \bassistant(?:\s+named)?,?\s+SmolLM\b|\bSmolLM,?\s+trained\s+by\s+Hugging\s*Face\b
+      | \bI['’]ll\s+(?:write|rewrite|rephrase)(?:\s+it)?\s*:
       | ^\s*the\s+(?:question(?:\s+is)?|answer)\s*:
       | ^\s*(?:the\s+)?next\s+(?:question|point)\s*[.!]?\s*$
       | ^\s*not\s+available\s*[.!]?\s*$
@@ -53,7 +53,7 @@ _META = re.compile(
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
       | \bthe\s+answer\s+to\s+the\s+question\b
       | ^\s*the\s+question\s+is\s+an?\b
-      | ^\s*(?:the|this|your)\s+question\s+(?:asks|is\s+asking|wants)\b
+      | ^\s*(?:the|this|your)\s+question\s+(?:asks|is\s+asking)\s+(?:about|for|what|how|why|whether|which)\b
       | ^\s*the\s+answer\s+is\s+a\s+bit\b
       | \banswer\s+is\s+an?\s+(?:\w+\s+){0,3}(?:explanation|answer|response)\b""",
     re.IGNORECASE | re.VERBOSE,
@@ -77,8 +77,14 @@ _NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
 # title and its colon, after a colon or semicolon. A list of the point's own starts at 1, and stays.
 _INLINE_POINT = re.compile(r"(?<=[:;]\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
 _OWN_LIST = re.compile(r"(?:^|(?<=\s))1[.)]\s")
-_SENTENCE_END = re.compile(r"(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\b[A-Z])(?<!\s\d)(?<!\s\d\d)[.!?](?=\s)")
-_CLAUSE_END = re.compile(r"(?<!\s\d)(?<!\s\d\d)[.!?:](?=\s)|,")  # not the "9." of a list
+# The "9." of a list run on in a line (", 9. Camera") ends nothing; "... between 18 and 25." does.
+_LIST_NUMBER = r"(?<![,;]\s\d)(?<![,;]\s\d\d)"
+# Nor does an abbreviation: "vs.", "e.g.", "Dr.", "St.", an initial.
+_SENTENCE_END = re.compile(
+    r"(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\bE\.g)(?<!\bI\.e)(?<!\betc)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)"
+    r"(?<!\bSt)(?<!\bMt)(?<!\bJr)(?<!\bSr)(?<!\bNo)(?<!\b[A-Z])" + _LIST_NUMBER + r"[.!?](?=\s)"
+)
+_CLAUSE_END = re.compile(_LIST_NUMBER + r"[.!?:](?=\s)|,")
 
 
 def _words_of(sentence: str) -> str:
@@ -255,9 +261,12 @@ def tidy_expansion(
     if capped:
         # The sentence the limit stopped ("... including the plague, e": outside check AC) ends the text
         # where a whole one came before it.
+        # (Not a list's last items after it: "Key steps:\n- Install Python\n- Run pip install requ".)
         whole = list(_SENTENCE_END.finditer(text))
         if whole and not re.search(r"[.!?][\"'”’)]*\s*$", text):
-            text = text[: whole[-1].end()]
+            tail = text[whole[-1].end() :]
+            if not re.search(r"(?:^|\s)(?:[-*•]|\d{1,2}[.)])\s", tail):
+                text = text[: whole[-1].end()]
     # Nothing but the title again: no more than an empty expansion, and retried like one.
     # A number alone ("4.") is the point's own numbering left over.
     return text if _LETTER.search(text) and _words_of(text) != _words_of(title) else ""

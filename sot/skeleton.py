@@ -124,11 +124,11 @@ DANGLING_WORDS = frozenset(
         "whether",
     ]
 )
-# Where a long point may end: before a connective, a clause or a preposition that adds detail (not
-# "of": "The frequency and severity" is no title without what it is of).
+# Where a long point may end: before a connective, a clause or a preposition that adds detail ("of"
+# only where nothing else does: "The frequency and severity" is no title without what it is of).
 _BOUNDARY = re.compile(
     r"\s*(?:[,;(]|\s[-–—]\s)\s*|\s+(?=(?:and|or|but|which|that|who|because|so|while|as|by|to|for|with|"
-    r"without|through|like|such as|including|in order|from|into|in|on|at|about|using|when|if)\b)",
+    r"without|through|like|such as|including|in order|from|into|in|on|at|about|using|when|if|of)\b)",
     re.IGNORECASE,
 )
 # Boundaries between clauses: punctuation (in the match itself) or one of these words after it.
@@ -163,33 +163,19 @@ def _strip_dangling(text: str) -> str:
     return " ".join(words).rstrip(" ,;:-–—(")
 
 
-def _boundaries(text: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
-    """Phrase boundaries that leave a title before them (three words, else two): all, and those
-    between clauses. "In contrast, plant-based sources ..." is not cut to "In contrast"."""
-    # Never inside a list ("numbers, letters" leaves its last item out), nor after a word that needs
-    # what follows ("... against the Mongols led", "Negotiate in a way": outside check AC).
-    found = [
-        m
-        for m in _BOUNDARY.finditer(text)
-        if not (m.group(0).strip() == "," and _MID_LIST.search(text[: m.start()]))
-        and not _NEEDS_MORE.search(text[: m.start()])
-    ]
-    heads = [m for m in found if len(_words(text[: m.start()])) >= 3] or [
-        m for m in found if len(_words(text[: m.start()])) == 2
-    ]
-    strong = [m for m in heads if _between_clauses(text, m)]
-    return heads, strong
-
-
+# A word that needs what follows it: no title ends on it ("... against the Mongols led", "Negotiate in
+# a way", "Earthquakes are caused": outside checks AC and AD; "... before they are due, and" may end
+# on "due", said of what is due).
 _NEEDS_MORE = re.compile(
-    r"\b(?:led|leads?|leading|due|contribut(?:ed|es|ing)|attributed|related|linked|according|prone|able|unable"
-    r"|used|way)$|\b(?:by|for|about|from|without)\s+\w+ing$",  # "... memory recall by analyzing" (check AD)
+    r"\b(?:led|leads?|leading|contribut(?:ed|es|ing)|attributed|related|linked|according|prone|able|unable"
+    r"|used|way)$|(?<!\bare\s)(?<!\bis\s)(?<!\bbe\s)\bdue$|\b(?:by|for|about|from|without)\s+\w+ing$"
+    r"|\b(?:is|are|was|were|be|been)\s+(?:\w+ed|made|driven|done|known|seen|given|taken)$",
     re.IGNORECASE,
 )
-# A comma after a list's first item ("numbers, letters") ...
+# A comma after a list's first item ("numbers, letters"): no title ends inside a list ...
 _MID_LIST = re.compile(r",(?:\s+[\w'’-]+){1,3}\s*$")
-# ... and one before more items ("numbers, letters, and symbols").
-# ("..., like coconut oil or ashwagandha" opens an aside, no list.)
+# ... and one before more items ("numbers, letters, and symbols") ends a title only where no clause
+# boundary does. ("..., like coconut oil or ashwagandha" opens an aside, no list.)
 _LIST_GOES_ON = re.compile(
     r"(?!(?:like|such|including|especially|which|that|who|with|by|for|to|from|as|so|but|because|while|when|if)\b)"
     r"(?:[\w'’-]+\s+){0,2}[\w'’-]+(?:,|\s+(?:and|or)\s)",
@@ -197,12 +183,33 @@ _LIST_GOES_ON = re.compile(
 )
 
 
+def _boundaries(text: str) -> tuple[list[re.Match[str]], list[re.Match[str]]]:
+    """Phrase boundaries that leave a title before them (three words, else two): all, and those
+    between clauses. "In contrast, plant-based sources ..." is not cut to "In contrast". Not inside a
+    list, nor after a word that needs what follows; before "of" only where there is no other."""
+    found = [
+        m
+        for m in _BOUNDARY.finditer(text)
+        if not (m.group(0).strip() == "," and _MID_LIST.search(text[: m.start()]))
+        and not _NEEDS_MORE.search(text[: m.start()])
+    ]
+    found = [m for m in found if not _OF.match(text, m.end())] or found
+    heads = [m for m in found if len(_words(text[: m.start()])) >= 3] or [
+        m for m in found if len(_words(text[: m.start()])) == 2
+    ]
+    strong = [m for m in heads if _between_clauses(text, m)]
+    return heads, strong
+
+
+_OF = re.compile(r"of\b", re.IGNORECASE)
+
+
 def _between_clauses(text: str, boundary: re.Match[str]) -> bool:
     """Whether `boundary` parts two clauses, not two things of one list ("numbers, letters, and
     symbols", "neck and shoulder pain": outside check AB; "Set goals and track them" parts two)."""
     mark, after = boundary.group(0).strip(), text[boundary.end() :]
     if mark == "," and _LIST_GOES_ON.match(after):
-        return False  # the first item of a list: a title may end there, but rather not
+        return False
     if mark not in (",", ""):
         return True
     joined = re.match(r"(?:and|or)\s+([\w'’-]+)(?:\s+([\w'’-]+))?", after, re.IGNORECASE)
@@ -218,15 +225,18 @@ def _first_phrase(text: str, max_words: int, whole_words: int) -> str:
     """`text` ended at a phrase boundary, never inside a phrase: at its last clause boundary within
     `max_words` words that leaves four or more; else whole, up to `whole_words` (a complete sentence
     reads better than its first words: "The biggest advantage is their low running cost", not "The
-    biggest advantage"); else at its last clause boundary within `whole_words`, else at its last
-    boundary of any kind within `max_words`, else at its first boundary."""
+    biggest advantage"); else at its last clause boundary, then its last boundary of any kind, within
+    `whole_words`; else at its first boundary."""
     heads, strong = _boundaries(text)
     if within := [m for m in strong if 4 <= len(_words(text[: m.start()])) <= max_words]:
         return text[: within[-1].start()]
-    if len(_words(text)) <= whole_words:
+    # (Cut only before "of", a sentence a little over the length reads better whole: "... was largely
+    # attributed to the rise of barbarian tribes", not "... to the rise".)
+    of_only = bool(heads) and all(_OF.match(text, m.end()) for m in heads)
+    if len(_words(text)) <= whole_words + (whole_words // 3 if of_only else 0):
         return text
-    for found, limit in ((strong, whole_words), (heads, whole_words)):
-        if within := [m for m in found if len(_words(text[: m.start()])) <= limit]:
+    for found in (strong, heads):
+        if within := [m for m in found if len(_words(text[: m.start()])) <= whole_words]:
             return text[: within[-1].start()]
     return text[: heads[0].start()] if heads else text
 
@@ -248,8 +258,8 @@ def shape_title(text: str, max_words: int, cut: bool = False, whole_words: int |
         text = _first_phrase(text, max_words, max_words if whole_words is None else whole_words)
     if text.count("(") > text.count(")"):  # "Language capabilities (e.g" : the aside never closed
         text = text[: text.rfind("(")]
-    # "... prone to earthquakes due" (outside check AB): its cause never came.
-    text = re.sub(r"\s+due[\s,;:]*$", "", text)
+    # "... prone to earthquakes due" (outside check AB): its cause never came ("... when bills are due" stays).
+    text = re.sub(r"(?<!\bare)(?<!\bis)(?<!\bbe)(?<!\bwas)(?<!\bwere)(?<!ly)\s+due[\s,;:]*$", "", text)
     return _strip_dangling(text) if len(_words(text)) >= 3 else text.strip()
 
 
@@ -288,8 +298,10 @@ _KINDS_ASKED = re.compile(
     re.IGNORECASE,
 )
 # An example or a gloss begun and never given ("Building more roads, e.g.", outside check Z).
-# ("..., e" is what the line's colon left of "e.g.:", outside check AC.)
-_EXAMPLE_OPENED = re.compile(r"[\s,;(]*\b(?:[eE]\.\s?[gG]|[iI]\.\s?[eE]|e|i)\b\.?[\s,:;]*$")
+# (", e" is what the line's colon left of "e.g.:", outside check AC; "vitamin e" stays.)
+_EXAMPLE_OPENED = re.compile(
+    r"(?:[\s,;(]*\b(?:e\.\s?g|i\.\s?e)\b\.?|\s*[,(]\s*(?-i:[ei])\b\.?)[\s,:;]*$", re.IGNORECASE
+)
 # A score the model gave its own line ("Temperature, humidity, light, etc. (3 points)"): no part of the title.
 _SCORE = re.compile(r"\s*\(\d{1,2} points?\)[.\s]*$", re.IGNORECASE)
 
@@ -376,11 +388,11 @@ _ONE_SIDED = re.compile(
 )
 # Adjectives a noun should follow: participles and "-able" words ("recycled", "biodegradable"; not "seed").
 _ADJECTIVE_END = re.compile(r"^\w{2,}(?:[^e]ed|able|ible)$")
-# "... to be aware", "... can reduce the risk": what they need ("of ...") never came ("Be culturally
-# aware", "Spread the risk" are whole).
+# "... to be aware", "... can reduce the risk", "Negotiate in a way": what they need ("of ...", "that
+# ...") never came ("Be culturally aware", "Spread the risk" are whole).
 _NO_COMPLEMENT = re.compile(
     r"\b(?:to\s+be|is|are)\s+(?:aware|able|capable|prone)$|\b(?:can|could|may|might|will)\s+\w+\s+the\s+risk$"
-    r"|\bplays?\s+an?\s+(?:\w+\s+)?role$|\bin\s+a\s+way$",
+    r"|\bin\s+a\s+way$",
     re.IGNORECASE,
 )
 # Phrases that set a sentence in time or turn it, and are no point alone.
@@ -407,6 +419,9 @@ _ADVERBIALS = frozenset(
         "in summary",
     ]
 )
+# "Wetlands play a crucial role": a role in nothing; dropped where its subject is the question's own
+# ("Genetics plays a role" in what affects weight says which factor).
+_ROLE = re.compile(r"^(.+?)\s+plays?\s+an?\s+(?:\w+\s+)?role$", re.IGNORECASE)
 _SETTING = re.compile(r"in\s+(?:a|the|this|today['’]s)\s+(?:world|age|era)\b(?!.*,)", re.IGNORECASE)
 _PURPOSES = _word_set("avoid prevent ensure help make keep reduce improve get stay")
 # "The first step in the process", "The first step towards reducing plastic": a step counted, never
@@ -460,7 +475,7 @@ def _fragment(title: str) -> bool:
         return True  # "Answer, but not just one": the model talking about its task
     if words[0] == "of" and words[1] in ("the", "a", "an"):
         return True  # "Of the French monarchy in the Revolution": the end of the sentence before it
-    if words[0] == "to" and words[1] in ("the", "a", "an") and len(words) >= 5:
+    if words[0] == "to" and words[1] in ("the", "a", "an") and len(words) >= 5 and raw[2][:1].islower():
         return True  # "To the rise of international trade" (outside check AB); "To the Lighthouse" is a book
     if " ".join(words) in _ADVERBIALS or (words[0] in ("in", "for") and words[1] == "some" and "," not in title):
         return True  # "In the long run", "In some species of plants": where or when, never what
@@ -617,8 +632,10 @@ _TWO_LETTER_WORDS = _AFTER_TO | _word_set("no ok oz ox qi hi tv pc uv ai")
 # verb is the title ("The fall of the Western Roman Empire").
 _OPEN_PASSIVE = re.compile(
     r"\s+(?:is|are|was|were|has\s+been|have\s+been|can\s+be|be)(?:\s+(?:\w+ly|not))?\s+"
-    r"(?:caused|due|attributed|driven|influenced|determined|based|characterized|followed|marked|known|considered"
-    r"|designed|used|made|seen|achieved|done|(?:also\s+)?(?:a\s+)?part)$",
+    r"(?:caused|attributed|driven|influenced|determined|based|characterized|followed|marked|known|considered"
+    r"|designed|used|made|seen|achieved|done|(?:also\s+)?(?:a\s+)?part)$"
+    # ("The fall was largely due" wants its cause; "... before they are due" is whole.)
+    r"|\s+(?:was|were|has\s+been|have\s+been)(?:\s+(?:\w+ly|not))?\s+due$",
     re.IGNORECASE,
 )
 # "Paying off your loans early can be a great way", "Fall is a time": a way or a time whose "to ..." or
@@ -743,9 +760,12 @@ def _pairs(point: str, asked: frozenset[str]) -> frozenset[tuple[str, str]]:
     adverb or a past form ("largely attributed" says how, not what)."""
     pairs = set()
     before = ""
-    for i, word in enumerate(_COMPOUNDS.findall(point)):
-        # (A name is no topic pair: "Emperor Trajan" in two points on his reign.)
-        named = i > 0 and word[:1].isupper()
+    words = _COMPOUNDS.findall(point)
+    # A capital inside a title in sentence case is a name, and a name no topic pair ("Emperor Trajan" in
+    # two points on his reign); in a title in title case ("Better Sleep Quality") capitals say nothing.
+    title_case = sum(w[:1].isupper() for w in words) > len(words) / 2
+    for i, word in enumerate(words):
+        named = i > 0 and word[:1].isupper() and not title_case
         stems = (
             [] if named or re.search(r"..(?:ly|ed)$", word, re.IGNORECASE) else _stems(word, skip=_GENERIC, same=True)
         )
@@ -762,13 +782,18 @@ def _pairs(point: str, asked: frozenset[str]) -> frozenset[tuple[str, str]]:
 _PLACEHOLDERS = _word_set("demonstration example sample point item answer question idea tip title heading")
 
 
+# How often or how hard, and nothing of what: "Practice regularly", "Practice again and again!" ("Practice
+# speaking", "Eat locally", "Visit Beijing" say what, and stay apart).
+_HOW = _word_set(
+    "regularly daily weekly often frequently consistently constantly repeatedly again more always every day and "
+    "a lot hard"
+)
+
+
 def _only_how(words: tuple[str, ...]) -> bool:
-    """Advice of a verb and how (often) to do it: "Practice regularly", "Keep practicing every day"."""
+    """Advice of a verb and how often to do it, nothing of what."""
     rest = [w.strip(".,;:!?") for w in words[1:]]
-    return words[0] in _ADVICE_VERBS and bool(rest) and all(_HOW.match(w) for w in rest)
-
-
-_HOW = re.compile(r"^(?:\w+ly|again|often|daily|weekly|more|always|every|day|and|a|lot|hard|\w+ing)$")
+    return words[0] in _ADVICE_VERBS and bool(rest) and all(w in _HOW for w in rest)
 
 
 def _swapped(new: _Traits, kept: _Traits) -> bool:
@@ -957,6 +982,9 @@ class SkeletonParser:
                 continue
             if self._strict and key in _BARE_ADJECTIVES and self._kind:
                 point = f"{point} {self._kind}"  # "Political causes"
+            role = _ROLE.match(point)
+            if self._strict and role and set(_stems(role.group(1), same=True)) <= self._asked:
+                continue  # "Wetlands play a crucial role" on why wetlands matter (check AB): in what, never said
             traits = self._traits(point)
             if self._repeats(traits):
                 continue

@@ -144,7 +144,20 @@ CASES = [
     ("not available.", 1, ""),  # outside check W
     # Outside check AB: talk about what the question asks.
     ("The question asks about the causes of earthquakes, which is a topic of debate. Plates move.", 1, "Plates move."),
-    ("Your question asks a lot. Plates move.", 1, "Plates move."),
+    ("Your question asks about a lot. Plates move.", 1, "Plates move."),
+    # ... but not a question's demand, a name or a rephrasing offered (a review).
+    (
+        "The question asks you to compare two texts, so plan both sides.",
+        1,
+        "The question asks you to compare two texts, so plan both sides.",
+    ),
+    ("Small models such as SmolLM and Phi run on phones.", 1, "Small models such as SmolLM and Phi run on phones."),
+    (
+        "ChatGPT is a helpful AI assistant that drafts emails.",
+        1,
+        "ChatGPT is a helpful AI assistant that drafts emails.",
+    ),
+    ("Say I'll rephrase what you said, then listen.", 1, "Say I'll rephrase what you said, then listen."),
     ("The question of cost matters most.", 1, "The question of cost matters most."),
     # Outside check AD: talk about the answer.
     ("The answer is a bit unconventional, but it is a great example. Storms rotate.", 1, "Storms rotate."),
@@ -185,6 +198,22 @@ LOOPS = [
     ),
     # Outside check AC: the sentence the token limit stopped, after a whole one.
     ("Rome fell for many reasons. Disease spread, including the plague, e", 0, "Rome fell for many reasons."),
+    # ... not at an abbreviation or a number, and not before a list's last items (a review).
+    (
+        "Visit St. Peter's Basilica in Rome, which is the largest church in the wor",
+        0,
+        "Visit St. Peter's Basilica in Rome, which is the largest church in the wor",
+    ),
+    (
+        "Check your BMI. A healthy BMI is between 18 and 25. Obesity starts at about 30 and ri",
+        0,
+        "Check your BMI. A healthy BMI is between 18 and 25.",
+    ),
+    (
+        "Python is easy to learn. Key steps:\n- Install Python\n- Run pip install requ",
+        0,
+        "Python is easy to learn. Key steps: - Install Python - Run pip install requ",
+    ),
     # Outside check G: a title-like lead-in looping to the cap leaves nothing.
     ("The answer is notonly: The answer is notonly: The answer is notonly: The answer is not", 0, ""),
     # Outside check AA: a numbered list looping on one item, cut after its last item before the loop.

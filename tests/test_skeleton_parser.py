@@ -100,7 +100,7 @@ CASES = [
         "2. Use ergonomically designed computers to reduce neck and shoulder pain\n"
         "3. The fall of the Roman Empire was primarily due to economic mismanagement and corruption that fueled.\n"
         "4. Inactivated vaccines are used to prevent diseases caused by viruses, such as COVID-19 and rabies.\n"
-        "5. Some areas are more prone to earthquakes due\n6. Wetlands play a crucial role\n"
+        "5. Some areas are more prone to earthquakes due\n6. Know when bills are due\n"
         "7. To the rise of international trade\n8. The second step\n9. Set goals and track them every week with a journal",
         [
             "Use strong passwords that include numbers, letters, and symbols",
@@ -108,6 +108,7 @@ CASES = [
             "The fall of the Roman Empire was primarily due to economic mismanagement",
             "Inactivated vaccines are used to prevent diseases caused by viruses",
             "Some areas are more prone to earthquakes",
+            "Know when bills are due",
             "Set goals and track them every week with a journal",
         ],
     ),
@@ -627,8 +628,25 @@ SMALL_MODEL_REPEATS = [
     ),
     ("What should I know about space travel?", ["Effects of microgravity", "Effects of radiation", "Food"], [0, 1, 2]),
     ("What cities should I visit in Europe?", ["Rome, Italy", "Florence, Italy", "Paris, France"], [0, 1, 2]),
-    # One verb, said how often (outside check AC).
+    # One verb, said how often (outside check AC); what to practise, where to go, how to eat say more (a review).
     ("How do I get better at chess?", ["Practice regularly", "Study openings", "Practice again and again!"], [0, 1]),
+    (
+        "How do I learn Chinese?",
+        ["Practice speaking", "Practice writing", "Visit Beijing", "Visit Nanjing"],
+        [0, 1, 2, 3],
+    ),
+    ("How do I eat well?", ["Eat locally", "Eat seasonally", "Cook at home"], [0, 1, 2]),
+    # A role in nothing, where its subject is the question's (outside check AB); a factor's role stays.
+    (
+        "why are wetlands important for the environment",
+        ["Wetlands play a crucial role", "They filter water", "They store carbon"],
+        [1, 2],
+    ),
+    (
+        "What affects how much weight a person gains?",
+        ["Genetics plays a role", "Diet plays a major role", "Sleep"],
+        [0, 1, 2],
+    ),
     # A name is no pair of topic words (raw outline of an outside question).
     (ROME, ["The economic policies of Emperor Trajan", "The lack of effective governance by Emperor Trajan"], [0, 1]),
     # "Access to ..." is no plural head first ("Apps with ...").
