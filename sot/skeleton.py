@@ -168,7 +168,7 @@ def _strip_dangling(text: str) -> str:
 # on "due", said of what is due).
 _NEEDS_MORE = re.compile(
     r"\b(?:led|leads?|leading|contribut(?:ed|es|ing)|attributed|related|linked|according|prone|able|unable"
-    r"|used|way)$|(?<!\bare\s)(?<!\bis\s)(?<!\bbe\s)\bdue$|\b(?:by|for|about|from|without)\s+\w+ing$"
+    r"|ability|used|way|begins|starts)$|(?<!\bare\s)(?<!\bis\s)(?<!\bbe\s)\bdue$|\b(?:by|for|about|from|without)\s+\w+ing$"
     r"|\b(?:is|are|was|were|be|been)\s+(?:\w+ed|made|driven|done|known|seen|given|taken)$",
     re.IGNORECASE,
 )
@@ -388,11 +388,11 @@ _ONE_SIDED = re.compile(
 )
 # Adjectives a noun should follow: participles and "-able" words ("recycled", "biodegradable"; not "seed").
 _ADJECTIVE_END = re.compile(r"^\w{2,}(?:[^e]ed|able|ible)$")
-# "... to be aware", "... can reduce the risk", "Negotiate in a way": what they need ("of ...", "that
-# ...") never came ("Be culturally aware", "Spread the risk" are whole).
+# "... to be aware", "... can reduce the risk", "Negotiate in a way", "... make it easy": what they
+# need ("of ...", "that ...", "to ...") never came ("Be culturally aware", "Spread the risk" are whole).
 _NO_COMPLEMENT = re.compile(
     r"\b(?:to\s+be|is|are)\s+(?:aware|able|capable|prone)$|\b(?:can|could|may|might|will)\s+\w+\s+the\s+risk$"
-    r"|\bin\s+a\s+way$",
+    r"|\bin\s+a\s+way$|\bmake\s+it\s+(?:easy|easier|hard|harder|difficult|possible)$",
     re.IGNORECASE,
 )
 # Phrases that set a sentence in time or turn it, and are no point alone.
@@ -606,6 +606,9 @@ def _object(text: str, asked: frozenset[str]) -> tuple[str, frozenset[str]]:
 
 # Verbs a title does not end on after "to": what they act on is missing.
 # ("Don't be afraid to ask", "Be willing to learn", "Make time to practice": those take none.)
+# Verbs a relative clause does not end on: "... climate change that occurs" (outside check AE) says
+# nothing of when or where.
+_NEEDS_WHEN = _word_set("occurs occur happens happen begins begin starts start")
 _NEEDS_OBJECT = frozenset(
     {"use", "make", "get", "take", "keep", "find", "give", "set", "put", "add", "ensure", "provide", "bring"}
     | {"see", "recognize", "identify", "determine", "prevent", "reduce", "improve", "increase", "create"}
@@ -613,7 +616,7 @@ _NEEDS_OBJECT = frozenset(
 _WANTS_NOUN = frozenset(
     {"positive", "negative", "faster", "better", "healthy", "healthier", "good", "great", "costly", "strong"}
     | {"clear", "quick", "quicker", "high", "higher", "low", "lower", "new", "long", "short", "deep", "local"}
-    | {"traditional", "conventional", "standard", "regular", "usual", "similar"}
+    | {"traditional", "conventional", "standard", "regular", "usual", "similar", "software"}
 )
 # "Use a bleach-free": a compound adjective whose noun never came ("Go for gluten-free" is whole).
 _ADJECTIVE_COMPOUND = re.compile(r"-(?:free|based|friendly|resistant|proof|efficient|safe|powered|related)$")
@@ -649,7 +652,8 @@ _OPEN_PRAISE = re.compile(
 _OPEN_SUPERLATIVE = re.compile(
     r"^(?:the|one\s+of\s+the|an?|another)\s+(?:(?:first|most|and)\s+)*"
     r"(?:\w+est|good|great|simple|easy|better|effective|important|useful|helpful|obvious)"
-    r"\s+(?:ways?|things?|ideas?|options?|methods?)$",
+    r"\s+(?:ways?|things?|ideas?|options?|methods?)$"
+    r"|^(?:another|one)\s+(?:way|option)$",  # "Another way" (outside check AE)
     re.I,
 )
 
@@ -678,6 +682,10 @@ def _torn_word(text: str) -> str:
     # ("How cheese is made" asks, and is whole.)
     if passive and len(_words(text[: passive.start()])) >= 2 and text.split()[0].casefold() not in _WH_WORDS:
         text = text[: passive.start()]
+    # "Finish with a positive", "... for faster", "can be a costly": an adjective whose noun is missing.
+    words = _words(text)
+    if len(words) >= 3 and words[-1].casefold() in _WANTS_NOUN and words[-2].casefold() in _BEFORE_NOUN:
+        text = _strip_dangling(" ".join(words[:-2]))
     # "Check your printer to see", "Vaccines teach the immune system to recognize", "Podcasts that use":
     # a purpose or clause whose verb never got its object; what comes before it is the title ("Know
     # when to stop" is whole).
@@ -686,13 +694,9 @@ def _torn_word(text: str) -> str:
         len(words) >= 4
         and words[-2].casefold() in ("to", "that", "which")
         and words[-3].casefold() not in _WH_WORDS
-        and words[-1].casefold() in _NEEDS_OBJECT
+        and (words[-1].casefold() in _NEEDS_OBJECT or (words[-2] != "to" and words[-1].casefold() in _NEEDS_WHEN))
     ):
         text = " ".join(words[:-2])
-    # "Finish with a positive", "... for faster", "can be a costly": an adjective whose noun is missing.
-    words = _words(text)
-    if len(words) >= 3 and words[-1].casefold() in _WANTS_NOUN and words[-2].casefold() in _BEFORE_NOUN:
-        text = _strip_dangling(" ".join(words[:-2]))
     return _strip_dangling(text) if len(_words(text)) >= 3 else text
 
 

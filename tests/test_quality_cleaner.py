@@ -159,6 +159,9 @@ CASES = [
     ),
     ("Say I'll rephrase what you said, then listen.", 1, "Say I'll rephrase what you said, then listen."),
     ("The question of cost matters most.", 1, "The question of cost matters most."),
+    # Outside check AE: a placeholder answer.
+    ("A: Your Answer", 1, ""),
+    ("Write it in your answer. Keep it short.", 1, "Write it in your answer. Keep it short."),
     # Outside check AD: talk about the answer.
     ("The answer is a bit unconventional, but it is a great example. Storms rotate.", 1, "Storms rotate."),
     # Outside check AC: the model's name from its chat template, talk of rewriting the title.

@@ -138,6 +138,21 @@ CASES = [
             "To help your kids learn to code at home",
         ],
     ),
+    # Outside check AE: no cut after "ability" or "begins"; a relative clause ending "that occurs", "make it
+    # easy", "a software" and what they leave ("Another way") are no titles.
+    (
+        "1. Supports immune system health by boosting the immune system's ability to fight off infections and other\n"
+        "2. The process of volcanic eruption begins with the Earth's crust being melted by magma deep below the surface\n"
+        "3. Another way is to use a software\n4. Coral bleaching is a devastating consequence of climate change that occurs\n"
+        "5. Paint in a way that will make it easy\n6. Know when it starts\n7. Use a software tool",
+        [
+            "Supports immune system health",
+            "The process of volcanic eruption begins with the Earth's crust being melted",
+            "Coral bleaching is a devastating consequence of climate change",
+            "Know when it starts",
+            "Use a software tool",
+        ],
+    ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (
         "1. Set clear goals for yourself and break them down into small\n"
