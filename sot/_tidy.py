@@ -55,6 +55,7 @@ _META = re.compile(
       | ^\s*the\s+question\s+is\s+an?\b
       | ^\s*(?:the|this|your)\s+question\s+(?:asks|is\s+asking)\s+(?:about|for|what|how|why|whether|which)\b
       | ^\s*the\s+answer\s+is\s+a\s+bit\b
+      | \bquestion\s+that\s+requires\s+an?\s+(?:\w+\s+)?answer\b
       | ^\s*(?:(?:A|Answer)\s*:\s*)?your\s+answer\s*[.!]?\s*$
       | \banswer\s+is\s+an?\s+(?:\w+\s+){0,3}(?:explanation|answer|response)\b""",
     re.IGNORECASE | re.VERBOSE,

@@ -250,6 +250,7 @@ def shape_title(text: str, max_words: int, cut: bool = False, whole_words: int |
     title_end = _TITLE_END.search(text)
     if title_end and len(_words(text[: title_end.start()])) >= 1:
         text, cut = text[: title_end.start()], False
+    text = re.sub(r"(?<=\S)\s+[^\W\d_]+-$", "", text.rstrip())  # "Offer a non-" (outside check AF): half a compound
     if (cut and len(_words(text)) >= 4) or _dangles(text):
         # Back off to the last boundary: "... and make them work on a" ends at "... goals".
         heads, strong = _boundaries(text)
@@ -424,6 +425,15 @@ _ADVERBIALS = frozenset(
 _ROLE = re.compile(r"^(.+?)\s+plays?\s+an?\s+(?:\w+\s+)?role$", re.IGNORECASE)
 _SETTING = re.compile(r"in\s+(?:a|the|this|today['’]s)\s+(?:world|age|era)\b(?!.*,)", re.IGNORECASE)
 _PURPOSES = _word_set("avoid prevent ensure help make keep reduce improve get stay")
+# "The best", "The only way to get rid of ants", "The most important thing you can do", "With dedication
+# and consistent practice" (outside check AF): a sentence's subject or its manner, its verb never said.
+_SUBJECT_ONLY = re.compile(
+    r"^the\s+(?:best|worst|only|first|last|most|key|main|\w+est)$"
+    r"|^(?:the|one)\s+(?:best|only|first|most\s+\w+|\w+est|key|main)\s+(?:ways?|things?|steps?|tips?|time)\b"
+    r"(?!.*\b(?:is|are|was|were)\b)"
+    r"|^with\s+(?!.*,)\S+\s+\S+\s+\S+",
+    re.IGNORECASE,
+)
 # "The first step in the process", "The first step towards reducing plastic": a step counted, never
 # named ("The first step is to ..." names it; "Next steps" is a heading); "This includes ...": the
 # rest of the point before it.
@@ -446,7 +456,7 @@ _NO_OBJECT = re.compile(rf"^(?:she|he|they|you|we|i)\s+{_MODALS}\s+[a-z]+$", re.
 
 def _fragment(title: str) -> bool:
     """Half a sentence rather than a title."""
-    rules = (_OPEN_SUPERLATIVE, _ABOUT_THE_TASK, _ONE_SIDED, _NO_SUBJECT, _NO_OBJECT, _NAMELESS_STEP)
+    rules = (_OPEN_SUPERLATIVE, _ABOUT_THE_TASK, _ONE_SIDED, _NO_SUBJECT, _NO_OBJECT, _NAMELESS_STEP, _SUBJECT_ONLY)
     if any(rule.search(title) for rule in rules):
         return True
     raw = [w.strip(".,;:!?’'\"/") for w in _words(title)]
@@ -674,6 +684,8 @@ def _torn_word(text: str) -> str:
     )
     if torn and last not in _AFTER_TO:
         text = " ".join(words[:-1])
+    # "Begin with a beginner's boot and gradually": a second verb whose verb never came (check AF).
+    text = re.sub(r"\s+(?:and|or|but)\s+\w+ly$", "", text)
     text = re.sub(r"\s+(?:or|and)\s+other$", "", text, flags=re.IGNORECASE)  # "Bring a laptop or other"
     praised = _OPEN_PRAISE.search(text)
     if praised and praised.start() > 0:

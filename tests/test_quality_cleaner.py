@@ -159,6 +159,8 @@ CASES = [
     ),
     ("Say I'll rephrase what you said, then listen.", 1, "Say I'll rephrase what you said, then listen."),
     ("The question of cost matters most.", 1, "The question of cost matters most."),
+    # Outside check AF: talk about the question and its answer.
+    ("A crucial question that requires a thoughtful answer.", 1, ""),
     # Outside check AE: a placeholder answer.
     ("A: Your Answer", 1, ""),
     ("Write it in your answer. Keep it short.", 1, "Write it in your answer. Keep it short."),

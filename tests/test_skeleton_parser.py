@@ -153,6 +153,19 @@ CASES = [
             "Use a software tool",
         ],
     ),
+    # Outside check AF: a subject or a manner with no verb, half a compound, an adverb whose verb never came;
+    # a subject with its verb, a heading "with" one thing and "Pre- and post-workout" stay.
+    (
+        "1. The best\n2. Begin with a beginner's boot and gradually\n3. Offer a non-\n4. The only way to get rid of ants\n"
+        "5. The most important thing you can do\n6. With dedication and consistent practice\n"
+        "7. The best way to save is to budget\n8. Traveling with kids\n9. Pre- and post-workout meals",
+        [
+            "Begin with a beginner's boot",
+            "The best way to save is to budget",
+            "Traveling with kids",
+            "Pre- and post-workout meals",
+        ],
+    ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (
         "1. Set clear goals for yourself and break them down into small\n"
