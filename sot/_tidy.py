@@ -45,6 +45,7 @@ _META = re.compile(
       | \blabel\s+or\s+(?:a|the)\s+question\b
       | \bmy\s+previous\s+(?:response|answer)\b
       | \bassistant(?:\s+named)?,?\s+SmolLM\b|\bSmolLM,?\s+trained\s+by\s+Hugging\s*Face\b
+      | ^\s*(?:as\s+)?an?\s+helpful\s+AI\s+assistant\s*,
       | \bI['’]ll\s+(?:write|rewrite|rephrase)(?:\s+it)?\s*:
       | ^\s*the\s+(?:question(?:\s+is)?|answer)\s*:
       | ^\s*(?:the\s+)?next\s+(?:question|point)\s*[.!]?\s*$

@@ -168,7 +168,7 @@ def _strip_dangling(text: str) -> str:
 # on "due", said of what is due).
 _NEEDS_MORE = re.compile(
     r"\b(?:led|leads?|leading|contribut(?:ed|es|ing)|attributed|related|linked|according|prone|able|unable"
-    r"|ability|used|way|begins|starts)$|(?<!\bare\s)(?<!\bis\s)(?<!\bbe\s)\bdue$|\b(?:by|for|about|from|without)\s+\w+ing$"
+    r"|ability|used|way|begins|starts|compared)$|(?<!\bare\s)(?<!\bis\s)(?<!\bbe\s)\bdue$|\b(?:by|for|about|from|without)\s+\w+ing$"
     r"|\b(?:is|are|was|were|be|been)\s+(?:\w+ed|made|driven|done|known|seen|given|taken)$",
     re.IGNORECASE,
 )
@@ -261,6 +261,7 @@ def shape_title(text: str, max_words: int, cut: bool = False, whole_words: int |
         text = text[: text.rfind("(")]
     # "... prone to earthquakes due" (outside check AB): its cause never came ("... when bills are due" stays).
     text = re.sub(r"(?<!\bare)(?<!\bis)(?<!\bbe)(?<!\bwas)(?<!\bwere)(?<!ly)\s+due[\s,;:]*$", "", text)
+    text = re.sub(r"\s+(?:when\s+|as\s+)?compared[\s,;:]*$", "", text)  # "... compared" (check AG): to what, never said
     return _strip_dangling(text) if len(_words(text)) >= 3 else text.strip()
 
 
@@ -376,7 +377,8 @@ _OPEN_ADJECTIVE = re.compile(
 _ABOUT_THE_TASK = re.compile(
     r"^(?:(?:the|this|my|your|an?)\s+(?:(?:good|complete|full|short)\s+)?(?:answer|question|outline|response)"
     r"|(?:the|this)\s+list)\s+(?:is|was|will|should|must|contains?|has)\b"
-    r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b",
+    r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b"
+    r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b",
     re.IGNORECASE,
 )
 # "The main difference between an IRA", "The choice between a laptop with an SSD", "... is not only the
@@ -505,6 +507,8 @@ def _fragment(title: str) -> bool:
     # ask" has one; "If symptoms persist" is a heading).
     if words[0] in _CONDITIONS and "," not in title and len(words) >= 5:
         return True
+    if words[0] == "when" and words[1].endswith("ing") and "," not in title and len(words) >= 4:
+        return True  # "When buying in a foreign country" (outside check AG): when, and then nothing
     # "If they", "When you": a clause opened and stopped at its subject.
     return words[0] in _SUBORDINATORS and len(words) <= 3 and words[-1] in _PRONOUNS | DANGLING_WORDS
 

@@ -159,6 +159,13 @@ CASES = [
     ),
     ("Say I'll rephrase what you said, then listen.", 1, "Say I'll rephrase what you said, then listen."),
     ("The question of cost matters most.", 1, "The question of cost matters most."),
+    # Outside check AG: the chat template's assistant speaking; the words in real content stay.
+    ("A helpful AI assistant, I am here to help. Use short sentences.", 1, "Use short sentences."),
+    (
+        "ChatGPT is a helpful AI assistant, and it drafts emails.",
+        1,
+        "ChatGPT is a helpful AI assistant, and it drafts emails.",
+    ),
     # Outside check AF: talk about the question and its answer.
     ("A crucial question that requires a thoughtful answer.", 1, ""),
     # Outside check AE: a placeholder answer.

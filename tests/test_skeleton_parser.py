@@ -166,6 +166,12 @@ CASES = [
             "Pre- and post-workout meals",
         ],
     ),
+    # Outside check AG: "when" and a verb with nothing after, the prompt's words, "compared" with nothing to.
+    (
+        '1. When buying in a foreign country\n2. For example, "1-3-6" Here is the outline of a numbered list of 3\n'
+        "3. Mechanical keyboards are louder and pricier when compared\n4. When to stop\n5. When traveling, pack light",
+        ["Mechanical keyboards are louder and pricier", "When to stop", "When traveling, pack light"],
+    ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (
         "1. Set clear goals for yourself and break them down into small\n"
