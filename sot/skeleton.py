@@ -168,7 +168,8 @@ def _strip_dangling(text: str) -> str:
 # on "due", said of what is due).
 _NEEDS_MORE = re.compile(
     r"\b(?:led|leads?|leading|contribut(?:ed|es|ing)|attributed|related|linked|according|prone|able|unable"
-    r"|ability|used|way|begins|starts|compared)$|(?<!\bare\s)(?<!\bis\s)(?<!\bbe\s)\bdue$|\b(?:by|for|about|from|without)\s+\w+ing$"
+    r"|ability|used|way|begins|starts|compared)$|(?<!\bare\s)(?<!\bis\s)(?<!\bbe\s)\bdue$"
+    r"|\b(?:by|for|about|from|without)\s+\w+ing$"
     r"|\b(?:is|are|was|were|be|been)\s+(?:\w+ed|made|driven|done|known|seen|given|taken)$",
     re.IGNORECASE,
 )
