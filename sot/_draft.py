@@ -28,10 +28,15 @@ log = logging.getLogger("sot.answer")
 def point_line(index: int, title: str, body: str) -> str:
     """One point as the answer shows it: ``N. Title: body`` (just the title when it has no body; a
     title that asks or exclaims is followed by its body as by a sentence: "Can you afford it? Check ...")."""
-    head = title.rstrip(".:; ")
+    head = heading(title)
     if not body or body == title:
         return f"{index + 1}. {head}"
     return f"{index + 1}. {head}{after_title(head)}{body}"
+
+
+def heading(title: str) -> str:
+    """A title as a line shows it: without the colon or stop the model may have ended it on."""
+    return title.rstrip(".:; ")
 
 
 def after_title(head: str) -> str:

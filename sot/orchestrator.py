@@ -87,6 +87,12 @@ def _first_sot_error(group: BaseExceptionGroup[BaseException]) -> SotError | Non
     return None
 
 
+def _used_all(outcome: CallOutcome, max_tokens: int) -> bool:
+    """Whether an outline's call spent its whole token budget: its last line ends wherever that fell."""
+    usage = outcome.record.usage
+    return usage is not None and usage.completion_tokens >= max_tokens
+
+
 class Orchestrator:
     """Answers one question at a time against `backend`: routing, skeleton, expansions, stitching."""
 
@@ -272,8 +278,7 @@ class Orchestrator:
                 tg.cancel_scope.cancel()
             else:
                 run.records.append(outcome.record)
-                usage = outcome.record.usage
-                run.parser.finish(cut=usage is not None and usage.completion_tokens >= opts.skeleton_max_tokens)
+                run.parser.finish(cut=_used_all(outcome, opts.skeleton_max_tokens))
                 dispatch(run.take_new_points())
                 # A remote model is billed per call and rarely needs a third outline: one more look only.
                 for look in range(constants.MORE_LOOKS if opts.small_model else 1):
@@ -353,8 +358,7 @@ class Orchestrator:
             log.info("another outline failed: %s", exc)
             return
         run.records.append(outcome.record)
-        usage = outcome.record.usage
-        run.parser.finish(cut=usage is not None and usage.completion_tokens >= request.max_tokens)
+        run.parser.finish(cut=_used_all(outcome, request.max_tokens))
         dispatch(run.take_new_points())
 
     async def _expansion_call(
@@ -372,7 +376,7 @@ class Orchestrator:
         small = bool(opts.small_model)
         messages = [*run.history, *self.prompts.expansion(run.question, points, index, small=small, lead=lead)]
         run.prompts_sent.append("\n".join(m.content for m in messages))
-        seed = (constants.SECOND_LOOK_SEED if opts.seed is None else opts.seed) if sampled else opts.seed
+        seed = constants.SECOND_LOOK_SEED if sampled and opts.seed is None else opts.seed
         request = ChatRequest(
             messages,
             max_tokens=opts.point_max_tokens,

@@ -15,7 +15,7 @@ from rich.live import Live
 from rich.text import Text
 
 from . import events
-from ._draft import after_title
+from ._draft import after_title, heading
 from ._sanitize import sanitize
 
 
@@ -90,7 +90,7 @@ class LiveRenderer:
         for i, title in enumerate(self.titles):
             mark = {"running": "…", "done": "✓", "failed": "✗"}.get(self.state.get(i, ""), " ")
             line = Text(f"{mark} {i + 1}. ", style="bold")
-            head = title.rstrip(".:; ")
+            head = heading(title)
             line.append(head, style="bold cyan")
             body = self.texts.get(i, "").strip().replace("\n", " ")
             if body:

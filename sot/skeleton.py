@@ -173,6 +173,11 @@ _NEEDS_MORE = re.compile(
     r"|\b(?:is|are|was|were|be|been)\s+(?:\w+ed|made|driven|done|known|seen|given|taken)$",
     re.IGNORECASE,
 )
+# "... prone to earthquakes due" (outside check AB), "... compared" (AG): its cause or what it is
+# compared to never came ("... when bills are due" stays; "was due" is an open passive, below).
+_OPEN_END = re.compile(
+    r"(?<!\bare)(?<!\bis)(?<!\bbe)(?<!\bwas)(?<!\bwere)(?<!ly)\s+due[\s,;:]*$|\s+(?:when\s+|as\s+)?compared[\s,;:]*$"
+)
 # A comma after a list's first item ("numbers, letters"): no title ends inside a list ...
 _MID_LIST = re.compile(r",(?:\s+[\w'’-]+){1,3}\s*$")
 # ... and one before more items ("numbers, letters, and symbols") ends a title only where no clause
@@ -260,9 +265,7 @@ def shape_title(text: str, max_words: int, cut: bool = False, whole_words: int |
         text = _first_phrase(text, max_words, max_words if whole_words is None else whole_words)
     if text.count("(") > text.count(")"):  # "Language capabilities (e.g" : the aside never closed
         text = text[: text.rfind("(")]
-    # "... prone to earthquakes due" (outside check AB): its cause never came ("... when bills are due" stays).
-    text = re.sub(r"(?<!\bare)(?<!\bis)(?<!\bbe)(?<!\bwas)(?<!\bwere)(?<!ly)\s+due[\s,;:]*$", "", text)
-    text = re.sub(r"\s+(?:when\s+|as\s+)?compared[\s,;:]*$", "", text)  # "... compared" (check AG): to what, never said
+    text = _OPEN_END.sub("", text)
     return _strip_dangling(text) if len(_words(text)) >= 3 else text.strip()
 
 
@@ -373,8 +376,7 @@ _OPEN_ADJECTIVE = re.compile(
 
 
 # "The answer is not only", "This answer is not just a simple one", "The list is incomplete", "A complete
-# answer will contain at least 3 points" (outside check AA): the model
-# talking about its task.
+# answer will contain at least 3 points" (outside check AA): the model talking about its task.
 _ABOUT_THE_TASK = re.compile(
     r"^(?:(?:the|this|my|your|an?)\s+(?:(?:good|complete|full|short)\s+)?(?:answer|question|outline|response)"
     r"|(?:the|this)\s+list)\s+(?:is|was|will|should|must|contains?|has)\b"
@@ -619,11 +621,11 @@ def _object(text: str, asked: frozenset[str]) -> tuple[str, frozenset[str]]:
     return (verb, acts_on) if len(acts_on) > 1 or len(words) <= 3 else ("", frozenset())
 
 
-# Verbs a title does not end on after "to": what they act on is missing.
-# ("Don't be afraid to ask", "Be willing to learn", "Make time to practice": those take none.)
 # Verbs a relative clause does not end on: "... climate change that occurs" (outside check AE) says
 # nothing of when or where.
 _NEEDS_WHEN = _word_set("occurs occur happens happen begins begin starts start")
+# Verbs a title does not end on after "to": what they act on is missing.
+# ("Don't be afraid to ask", "Be willing to learn", "Make time to practice": those take none.)
 _NEEDS_OBJECT = frozenset(
     {"use", "make", "get", "take", "keep", "find", "give", "set", "put", "add", "ensure", "provide", "bring"}
     | {"see", "recognize", "identify", "determine", "prevent", "reduce", "improve", "increase", "create"}
@@ -1003,8 +1005,8 @@ class SkeletonParser:
                 continue
             if self._strict and key in _BARE_ADJECTIVES and self._kind:
                 point = f"{point} {self._kind}"  # "Political causes"
-            role = _ROLE.match(point)
-            if self._strict and role and set(_stems(role.group(1), same=True)) <= self._asked:
+            role = _ROLE.match(point) if self._strict else None
+            if role and set(_stems(role.group(1), same=True)) <= self._asked:
                 continue  # "Wetlands play a crucial role" on why wetlands matter (check AB): in what, never said
             traits = self._traits(point)
             if self._repeats(traits):
@@ -1062,6 +1064,7 @@ class SkeletonParser:
             # word of it alone ("Fall" on why leaves change colour in the fall); where the question
             # names several things ("mental and physical health"), a title may name one.
             return True
+        how_only = self._strict and _only_how(new.words)
         for kept in self._kept:
             if self._strict and (
                 _contradicts(new.words, kept.words, self._question_words) or _counted(new.words, kept.words)
@@ -1091,7 +1094,7 @@ class SkeletonParser:
             if alike and new.object and kept.object and (new.object <= kept.object or kept.object <= new.object):
                 return True
             # "Practice regularly" / "Practice again and again!" (outside check AC): one verb, said how often.
-            if self._strict and new.words[0] == kept.words[0] and _only_how(new.words) and _only_how(kept.words):
+            if how_only and new.words[0] == kept.words[0] and _only_how(kept.words):
                 return True
             if not topic or not other:
                 continue
