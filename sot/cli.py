@@ -113,7 +113,14 @@ LlamaServerOption = Annotated[
 ]
 
 
-MaxPoints = Annotated[int, typer.Option(help="Most skeleton points kept.")]
+MaxPoints = Annotated[
+    int | None,
+    typer.Option(
+        help=f"Most skeleton points kept (default {constants.DEFAULT_MAX_POINTS}; the embedded model keeps its "
+        f"first {constants.SMALL_MODEL_KEPT_POINTS}).",
+        show_default=False,
+    ),
+]
 ModeOption = Annotated[str, typer.Option("--mode", help="auto (router decides), sot or sequential.")]
 MaxParallel = Annotated[int, typer.Option("--max-parallel", help="Most expansions in flight per answer.")]
 PromptsDir = Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")]
@@ -179,7 +186,7 @@ def ask(
     model: Model = None,
     api_key: ApiKey = None,
     mode: ModeOption = "auto",
-    max_points: MaxPoints = constants.DEFAULT_MAX_POINTS,
+    max_points: MaxPoints = None,
     max_parallel: MaxParallel = constants.DEFAULT_MAX_PARALLEL,
     max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
     point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,

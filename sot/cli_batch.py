@@ -70,7 +70,7 @@ def batch(
     dialect: DialectOption = "openai",
     gguf: GgufOption = None,
     llama_server: LlamaServerOption = None,
-    max_points: MaxPoints = constants.DEFAULT_MAX_POINTS,
+    max_points: MaxPoints = None,
     max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
     point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
     temperature: Temperature = None,

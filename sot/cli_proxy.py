@@ -72,7 +72,7 @@ def proxy(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = constants.PROXY_PORT,
     api_key: ClientKey = None,
     mode: ModeOption = "auto",
-    max_points: MaxPoints = constants.DEFAULT_MAX_POINTS,
+    max_points: MaxPoints = None,
     max_parallel: MaxParallel = constants.DEFAULT_MAX_PARALLEL,
     max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
     point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,

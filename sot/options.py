@@ -57,7 +57,8 @@ class Options:
     """Options of one answer (the keyword arguments of ``Client``, ``ask`` and ``stream``), validated once."""
 
     mode: RequestedMode = "auto"
-    max_points: int = constants.DEFAULT_MAX_POINTS
+    # None: DEFAULT_MAX_POINTS, and the embedded model keeps SMALL_MODEL_KEPT_POINTS of them.
+    max_points: int | None = None
     max_point_chars: int = constants.MAX_POINT_CHARS
     max_parallel: int = constants.DEFAULT_MAX_PARALLEL
     max_tokens: int = constants.DEFAULT_MAX_TOKENS
@@ -95,7 +96,7 @@ class Options:
         for name in ("skeleton_max_tokens", "max_point_chars"):  # Python-only options
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{name} must be at least 1")
-        if self.max_points < constants.MIN_POINTS:
+        if self.max_points is not None and self.max_points < constants.MIN_POINTS:
             raise ConfigurationError(f"--max-points must be at least {constants.MIN_POINTS}")
         if self.max_retries < 0:
             raise ConfigurationError("--max-retries must not be negative")

@@ -113,7 +113,10 @@ class Orchestrator:
     @property
     def shape(self) -> SkeletonShape:
         """The skeleton's shape for these options: the one source of its grammar, regex, prompt and limits."""
-        return SkeletonShape(max_points=self.options.max_points, point_chars=self.options.max_point_chars)
+        opts = self.options
+        asked = opts.max_points or constants.DEFAULT_MAX_POINTS
+        kept = opts.max_points or (constants.SMALL_MODEL_KEPT_POINTS if opts.small_model else asked)
+        return SkeletonShape(max_points=asked, kept_points=kept, point_chars=opts.max_point_chars)
 
     def _constraint(self) -> Constraint | None:
         if not self.options.constrain_skeleton:

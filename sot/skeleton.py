@@ -885,7 +885,7 @@ class SkeletonParser:
         # support ..." / "Buy locally sourced") are one topic. A larger model's "Support local
         # businesses" / "Support local charities" are two, so this is for small models only.
         self._strict = strict
-        self.max_points = max_points or shape.max_points
+        self.max_points = max_points or shape.kept_points
         self.max_point_chars = max_point_chars or shape.point_chars
         self.max_words = shape.point_words + 2  # a few words asked; a little more still reads as a title
         self.whole_words = shape.whole_words

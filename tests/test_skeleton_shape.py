@@ -94,6 +94,16 @@ def test_parser_reads_every_outline_the_constraint_allows(max_points: int) -> No
     assert len(parser.points) == max_points
 
 
+@pytest.mark.parametrize(("kept", "expected"), [(0, 10), (5, 5), (12, 10)])
+def test_a_shape_keeps_at_most_the_points_it_asks_for(kept: int, expected: int) -> None:
+    shape = SkeletonShape(max_points=10, kept_points=kept)
+    assert shape.kept_points == expected
+    parser = SkeletonParser(shape=shape)
+    parser.feed(outline(10))
+    parser.finish()
+    assert parser.points == TITLES[:expected]
+
+
 @pytest.mark.parametrize(
     ("max_points", "asked"), [(2, "a numbered list of 2 points"), (5, "of 3 to 5 points"), (10, "of 3 to 10 points")]
 )

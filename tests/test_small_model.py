@@ -74,6 +74,49 @@ async def test_outlines_are_asked_for_again_a_bounded_number_of_times() -> None:
     assert len(outline_requests(remote)) == 2
 
 
+TEN = "".join(
+    f"{n}. {title}\n"
+    for n, title in enumerate(
+        [
+            "Sleep well",
+            "Eat greens",
+            "Walk daily",
+            "Drink water",
+            "See friends",
+            "Read books",
+            "Cook at home",
+            "Stretch daily",
+            "Limit screens",
+            "Keep a diary",
+        ],
+        start=1,
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("small", "max_points", "kept"),
+    [(True, None, constants.SMALL_MODEL_KEPT_POINTS), (True, 8, 8), (False, None, constants.DEFAULT_MAX_POINTS)],
+)
+async def test_the_embedded_model_keeps_the_first_points_of_the_outline_it_is_asked_for(
+    small: bool, max_points: int | None, kept: int
+) -> None:
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        yield TEN if is_skeleton(request) else "Some text."
+
+    backend = MockBackend(handler)
+    client = sot.Client(backend=backend, mode="sot", temperature=0, small_model=small, max_points=max_points)
+    answer = await client.ask("How do I stay healthy?")
+    assert answer.points == [line.split(". ", 1)[1] for line in TEN.splitlines()][:kept]
+    assert len(answer.expansions) == kept and len(outline_requests(backend)) == 1
+    # The outline asked for is the usual one (or the user's): only what is kept differs.
+    asked = max_points or constants.DEFAULT_MAX_POINTS
+    skeleton = next(r for r in backend.requests if is_skeleton(r))
+    assert f"of 3 to {asked} points" in str(skeleton.messages[-1].content)
+    grammar = skeleton.constraint.gbnf if skeleton.constraint else None
+    assert grammar is not None and f'"{asked}. " point' in grammar and f'"{asked + 1}. "' not in grammar
+
+
 async def test_another_outline_never_repeats_the_users_own_request() -> None:
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
         yield REPEATS if is_skeleton(request) else "Some text."
