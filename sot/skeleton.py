@@ -128,7 +128,8 @@ DANGLING_WORDS = frozenset(
 # only where nothing else does: "The frequency and severity" is no title without what it is of).
 _BOUNDARY = re.compile(
     r"\s*(?:[,;(]|\s[-–—]\s)\s*|\s+(?=(?:and|or|but|which|that|who|because|so|while|as|by|to|for|with|"
-    r"without|through|like|such as|including|in order|from|into|in|on|at|about|using|when|if|of)\b)",
+    r"without|through|like|such as|including|in order|from|into|in|on|at|about|using|when|if|of|"
+    r"during|after|before|until|within|than|across|despite)\b)",
     re.IGNORECASE,
 )
 # Boundaries between clauses: punctuation (in the match itself) or one of these words after it.
@@ -137,8 +138,10 @@ _STRONG = re.compile(r"(?:and|or|but|which|that|who|because|so|while|when|if)\b"
 _CONTINUES = re.compile(r"^(?:and|or|but|nor|which|that|so|because|then|while|than|whereas)\b", re.IGNORECASE)
 # "Title: explanation", "Title - explanation", "Title. More sentences."
 # (not after "vs", "e.g", "i.e", "etc" or an initial, as in "U.S. policy")
+# ("water...otherwise, just how many do": an ellipsis run into more words, outside check AH.)
 _TITLE_END = re.compile(
-    r":\s|:$|;|\s[-–—]\s|(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\b[A-Z])[.!?]\s+(?=\S)", re.IGNORECASE
+    r":\s|:$|;|\s[-–—]\s|(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\b[A-Z])[.!?]\s+(?=\S)|(?<=\w)(?:\.{2,}|…)(?=\w)",
+    re.IGNORECASE,
 )
 
 
@@ -439,6 +442,13 @@ _SUBJECT_ONLY = re.compile(
     r"|^with\s+(?!.*,)\S+\s+\S+\s+\S+",
     re.IGNORECASE,
 )
+# "Be used for oral hygiene only", "Removed from the mouth" (outside check AH): a passive whose subject
+# never came ("Be prepared", "Be informed" are advice).
+_PASSIVE_START = re.compile(
+    r"^(?:be\s+(?:used|removed|applied|placed|stored|given|taken|made|sent|put|held|left)"
+    r"|(?:removed|taken|pulled|thrown|washed|wiped)\s+(?:from|off|out|away))\b",
+    re.IGNORECASE,
+)
 # "The first step in the process", "The first step towards reducing plastic": a step counted, never
 # named ("The first step is to ..." names it; "Next steps" is a heading); "This includes ...": the
 # rest of the point before it.
@@ -461,7 +471,16 @@ _NO_OBJECT = re.compile(rf"^(?:she|he|they|you|we|i)\s+{_MODALS}\s+[a-z]+$", re.
 
 def _fragment(title: str) -> bool:
     """Half a sentence rather than a title."""
-    rules = (_OPEN_SUPERLATIVE, _ABOUT_THE_TASK, _ONE_SIDED, _NO_SUBJECT, _NO_OBJECT, _NAMELESS_STEP, _SUBJECT_ONLY)
+    rules = (
+        _OPEN_SUPERLATIVE,
+        _ABOUT_THE_TASK,
+        _ONE_SIDED,
+        _NO_SUBJECT,
+        _NO_OBJECT,
+        _NAMELESS_STEP,
+        _SUBJECT_ONLY,
+        _PASSIVE_START,
+    )
     if any(rule.search(title) for rule in rules):
         return True
     raw = [w.strip(".,;:!?’'\"/") for w in _words(title)]
@@ -504,6 +523,8 @@ def _fragment(title: str) -> bool:
         return True  # "It is important to be aware", "Better sleep can reduce the risk": of what, never said
     if len(words) >= 3 and words[-2] in ("a", "an") and _ADJECTIVE_COMPOUND.search(words[-1]):
         return True  # "Use a bleach-free": a compound adjective whose noun never came
+    if len(words) >= 2 and words[-2] == "the" and words[-1] in _NOUN_AFTER_THE:
+        return True  # "Ditch the old", "Use the latest" (outside check AH): which of them, never said
     if _OPEN_ADJECTIVE.match(" ".join(words)):
         return True
     # "If you are still unsure about anything": a long condition with no main clause ("If in doubt,
@@ -539,6 +560,8 @@ _SAME = {
         "sustainable greener eco",
         "option choice alternative",
         "method strategy technique approach",
+        "tradition custom",  # "Customs of the Bedouin culture" / "Bedouin traditions" (outside check AH)
+        "etiquette manner",
     )
     for word in group.split()
 }
@@ -635,9 +658,13 @@ _WANTS_NOUN = frozenset(
     | {"clear", "quick", "quicker", "high", "higher", "low", "lower", "new", "long", "short", "deep", "local"}
     | {"traditional", "conventional", "standard", "regular", "usual", "similar", "software"}
 )
-# "Use a bleach-free": a compound adjective whose noun never came ("Go for gluten-free" is whole).
-_ADJECTIVE_COMPOUND = re.compile(r"-(?:free|based|friendly|resistant|proof|efficient|safe|powered|related)$")
-# ("Focus on the positive", "Look for the good": after "the", an adjective stands for its noun.)
+# "Use a bleach-free", "Use a high-tech" (outside check AH): a compound adjective whose noun never came
+# ("Go for gluten-free" is whole).
+_ADJECTIVE_COMPOUND = re.compile(
+    r"-(?:free|based|friendly|resistant|proof|efficient|safe|powered|related|tech|quality|end|grade|cost|term|time)$"
+)
+# ("Focus on the positive", "Embrace the new": after "the", an adjective stands for its noun; not these.)
+_NOUN_AFTER_THE = _word_set("old latest right proper same entire whole current existing following")
 _BEFORE_NOUN = frozenset(["a", "an", "for", "more", "less", "than"])  # "... more convenient than traditional"
 _WH_WORDS = frozenset(["when", "how", "what", "where", "whether", "who", "which", "why"])
 # Two-letter words that follow "to" in a whole title ("Learn to do", "Listen to me"); any other
@@ -939,7 +966,8 @@ class SkeletonParser:
         line = raw.strip()
         numbered = _NUMBERED.match(line)
         if numbered and self._style in (None, "numbered"):
-            return self._numbered(indent, int(numbered.group(1)), numbered.group(2))
+            # (Its trailing spaces stay: the grammar's length cap counts them.)
+            return self._numbered(indent, int(numbered.group(1)), numbered.group(2) + raw[len(raw.rstrip()) :])
         if self._style is None and not numbered:
             inline = _INLINE_MARK.search(line)
             if inline and int(inline.group(1)) == 1:
@@ -963,11 +991,12 @@ class SkeletonParser:
         body = re.sub(rf"^\s*{number}\s*[.)]\s+", "", body)  # "6. 6. Social connections"
         parts = _split_inline(body, number) or [(number, body)]
         # A line stopped by the length cap is cut in its last part only.
-        line_cut = self._cut_line or len(body.strip()) >= self.line_chars - 1
+        span = len(body.lstrip())
+        line_cut = self._cut_line or span >= self.line_chars - 1
         # "1. ... 2. The Earth's atmosphere scatters," then "2. Blue light ...": a point begun inside a
         # line the grammar's cap stopped; the next line mostly begins it again, under its number. (A
         # line longer than the cap had none, and one the token limit ended has no next line.)
-        capped = not self._cut_line and self.line_chars - 1 <= len(body.strip()) <= self.line_chars + 1
+        capped = not self._cut_line and self.line_chars - 1 <= span <= self.line_chars + 1
         if capped and len(parts) > 1:
             parts.pop()
             line_cut = False

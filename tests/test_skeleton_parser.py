@@ -172,6 +172,20 @@ CASES = [
         "3. Mechanical keyboards are louder and pricier when compared\n4. When to stop\n5. When traveling, pack light",
         ["Mechanical keyboards are louder and pricier", "When to stop", "When traveling, pack light"],
     ),
+    # Outside check AH: a passive with no subject, "the" or "a" and an adjective with no noun, an ellipsis
+    # run into more words; "Be prepared", "Focus on the positive" and "Embrace the new" stay.
+    (
+        "1. Be used for oral hygiene only\n2. Removed from the mouth, to prevent infection\n3. Ditch the old\n"
+        "4. Use a high-tech\n5. Don't waste more water...otherwise, just how many do\n6. Be prepared for emergencies\n"
+        "7. Focus on the positive\n8. Embrace the new\n9. Hire a full-time",
+        ["Don't waste more water", "Be prepared for emergencies", "Focus on the positive", "Embrace the new"],
+    ),
+    # A line the length cap stopped ends at its last phrase boundary, "during" and "than" among them.
+    (
+        "1. Reimbursement from tax deductions can be more expensive than a mortgage paid down during the current\n"
+        "2. Rain falls",
+        ["Reimbursement from tax deductions can be more expensive", "Rain falls"],
+    ),
     # Sentences the embedded model wrote past the old grammar's 60-character cap (issue 16).
     (
         "1. Set clear goals for yourself and break them down into small\n"
@@ -549,6 +563,14 @@ def test_a_point_begun_inside_a_line_its_cap_stopped_is_left_for_the_next_line()
     ]
     # A line that ended by itself keeps every point on it.
     assert parse_skeleton("1. Plan ahead 2. Sleep well\n3. Eat right\n") == ["Plan ahead", "Sleep well", "Eat right"]
+    # A line ends on a space one short of the cap, where no longer token fits (outside check AH).
+    capped = "1. Use a deodorant to remove the smell of food from your fridge and your freezers, 2. Use a high-tech \n"
+    assert len(capped.rstrip()) - len("1. ") == shape.line_chars - 2
+    assert parse_skeleton(capped + "2. Deodorant that is odourless\n3. Rain falls\n", shape=shape) == [
+        "Use a deodorant to remove the smell of food from your fridge",
+        "Deodorant that is odourless",
+        "Rain falls",
+    ]
 
 
 def test_a_line_that_ended_by_itself_or_at_the_token_limit_keeps_its_inline_points() -> None:
