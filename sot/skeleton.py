@@ -153,15 +153,25 @@ def _word_set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
+# "Volunteer for causes you care about", "A job you are passionate about" (outside check AI): a
+# preposition a relative clause leaves at its end, which ends the phrase.
+_STRANDED = re.compile(
+    r"\b(?:you|we|they|i|he|she)\s+(?:[\w'’]+\s+){0,2}[\w'’]+\s+(?:about|for|with|in|on|to|from|at|of|by)$",
+    re.IGNORECASE,
+)
+
+
 def _dangles(text: str) -> bool:
     """Whether a line of a few words or more ends on a word no phrase ends on ("... them into a")."""
     words = _words(text)
-    return len(words) >= 4 and words[-1].casefold().strip(",;") in DANGLING_WORDS
+    return len(words) >= 4 and words[-1].casefold().strip(",;") in DANGLING_WORDS and not _STRANDED.search(text)
 
 
 def _strip_dangling(text: str) -> str:
     words = _words(text.rstrip(" ,;:-–—("))
     while len(words) > 1 and words[-1].casefold().strip(",;") in DANGLING_WORDS:
+        if _STRANDED.search(" ".join(words)):
+            break
         words.pop()
     return " ".join(words).rstrip(" ,;:-–—(")
 
@@ -370,6 +380,8 @@ _BARE_VERBS = frozenset(
 
 
 _PRONOUNS = frozenset(["it", "they", "you", "we", "i", "there", "he", "she"])
+# What an object that refers back is, as `_stems` cuts it: no thing of its own.
+_REFERRING = frozenset(["them", "it", "this", "these", "those", "that"])
 _OBJECTS = frozenset(["it", "them", "you", "us", "me", "him", "her", "yourself", "themselves"])
 # "It is important", "This is essential": an adjective that needs what the line never said.
 _OPEN_ADJECTIVE = re.compile(
@@ -805,6 +817,20 @@ def _head(words: tuple[str, ...], asked: frozenset[str]) -> tuple[str, bool]:
     return (stems[0], first) if stems and stems[0] not in asked else ("", False)
 
 
+def _named_again(phrase: _Traits, other: _Traits) -> bool:
+    """Whether a title of a few words opens on what a short noun phrase is about: "Exercise plan"
+    after "Regular exercise", "Support options" after "Customer support" (outside checks AI and AF).
+    Two phrases of one head name kinds of it ("Customer support" / "Technical support", "Immune
+    system boosting" after "Cardiovascular system"), and "Manage stress" names no "Time management"."""
+    if not phrase.head[0] or len(other.words) > 3 or other.head[0] == phrase.head[0]:
+        return False
+    return _singular(phrase.words[0] if phrase.head[1] else phrase.words[-1]) == _singular(other.words[0])
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
 def _pairs(point: str, asked: frozenset[str]) -> frozenset[tuple[str, str]]:
     """Two topic words in a row ("sleep quality"), neither of them generic or the question's, nor an
     adverb or a past form ("largely attributed" says how, not what)."""
@@ -1077,6 +1103,19 @@ class SkeletonParser:
         opening = tuple(stems[:2])
         return opening if len(opening) == 2 and opening[1] not in _PARTICLES else ()
 
+    def _one_word_apart(self, advice: tuple[str, ...], other: tuple[str, ...]) -> bool:
+        """Whether two pieces of advice of one verb act on the same things but for one word, not the
+        last: "Use organic methods to control weeds" / "Use natural methods to control them" (outside
+        check AI). "Use a high-quality brush" / "Use a high-quality paint" differ in the thing itself."""
+
+        def acts_on(words: tuple[str, ...]) -> list[str]:
+            stems = _stems(" ".join(words[1:]), skip=_GENERIC, same=True)
+            return [s for s in stems if s not in self._asked and s not in _REFERRING]
+
+        mine, theirs = acts_on(advice), acts_on(other)
+        apart = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b]
+        return len(mine) == len(theirs) >= 3 and len(apart) == 1 and apart[0] < len(mine) - 1
+
     def _repeats(self, new: _Traits) -> bool:
         """A kept point's topic again, compared without generic verbs: the same words
         ("Liquorization" / "Liquorizing"), all of one's inside the other's ("Storage" / "Storage
@@ -1121,6 +1160,10 @@ class SkeletonParser:
             # south-facing view"), or the same verb; "Check the oil" / "Change the oil" are two.
             alike = new.verb == kept.verb or bool({new.verb, kept.verb} & _BARE_VERBS)
             if alike and new.object and kept.object and (new.object <= kept.object or kept.object <= new.object):
+                return True
+            if new.verb and new.verb == kept.verb and self._one_word_apart(new.words, kept.words):
+                return True
+            if _named_again(new, kept) or _named_again(kept, new):
                 return True
             # "Practice regularly" / "Practice again and again!" (outside check AC): one verb, said how often.
             if how_only and new.words[0] == kept.words[0] and _only_how(kept.words):

@@ -180,6 +180,11 @@ CASES = [
         "7. Focus on the positive\n8. Embrace the new\n9. Hire a full-time",
         ["Don't waste more water", "Be prepared for emergencies", "Focus on the positive", "Embrace the new"],
     ),
+    # Outside check AI: a preposition a relative clause leaves at its end ends the phrase.
+    (
+        "1. Volunteer for causes you care about\n2. Find a job you are passionate about\n3. Focus on the task at\n",
+        ["Volunteer for causes you care about", "Find a job you are passionate about", "Focus on the task"],
+    ),
     # A line the length cap stopped ends at its last phrase boundary, "during" and "than" among them.
     (
         "1. Reimbursement from tax deductions can be more expensive than a mortgage paid down during the current\n"
@@ -593,6 +598,12 @@ PLASTIC = "My town wants to cut plastic waste. What are some practical steps hou
 ROME = "What were the main causes of the fall of the Roman Empire?"
 FLOODS = "My town keeps having floods every spring. What can a community do to reduce flood damage?"
 SAVING = "whats the best way to start saving money when your young"
+DIABETES = (
+    "My grandmother was just diagnosed with type 2 diabetes. What lifestyle changes usually help people manage it?"
+)
+PRINTER = "What should I think about when choosing a printer for home use?"
+WEEDS = "whats the best way to get rid of weeds in my vegtable garden without using chemicals"
+MOROCCO = "I'm going to Morocco next month. What local customs and etiquette should I know about?"
 # The embedded model's repeats and restatements (outside checks K-R), and what is kept of them.
 SMALL_MODEL_REPEATS = [
     # The same thing with another verb, or more words after it.
@@ -719,6 +730,12 @@ SMALL_MODEL_REPEATS = [
         [0],
     ),
     (FLOODS, ["Flood mitigation strategies", "Sandbag supplies", "Flood-resilient flood mitigation methods"], [0, 1]),
+    # Outside checks AI and AF: a short title that opens on what a noun phrase is about; advice of one
+    # verb, one word apart but for the thing itself; "customs" and "traditions" (AH).
+    (DIABETES, ["Regular exercise", "Healthy diet", "Medication", "Exercise plan"], [0, 1, 2]),
+    (PRINTER, ["Customer support", "Price", "Support options"], [0, 1]),
+    (WEEDS, ["Use organic methods to control weeds", "Mulch the soil", "Use natural methods to control them"], [0, 1]),
+    (MOROCCO, ["Dress code", "Customs of the Bedouin culture", "Bedouin traditions"], [0, 1]),
     # Distinct points stay: other verbs on one thing, what the question's words leave of a long title, an
     # aspect the question names, two words of the question (a review of the rules above).
     (
@@ -742,6 +759,11 @@ SMALL_MODEL_REPEATS = [
         ["Renting a car", "Public transport passes", "Travel time"],
         [0, 1, 2],
     ),
+    # Kinds of one thing, another thing of one verb, a verb that is no noun phrase's head (a review).
+    (PRINTER, ["Customer support", "Technical support", "Price"], [0, 1, 2]),
+    ("How should I prepare walls for painting?", ["Use a high-quality brush", "Use a high-quality roller"], [0, 1]),
+    ("How do I get more done?", ["Time management", "Manage stress", "Set goals"], [0, 1, 2]),
+    ("What should I look for in a laptop?", ["Cardiovascular system", "Immune system boosting"], [0, 1]),
 ]
 
 
