@@ -380,9 +380,9 @@ _BARE_VERBS = frozenset(
 
 
 _PRONOUNS = frozenset(["it", "they", "you", "we", "i", "there", "he", "she"])
-# What an object that refers back is, as `_stems` cuts it: no thing of its own.
-_REFERRING = frozenset(["them", "it", "this", "these", "those", "that"])
 _OBJECTS = frozenset(["it", "them", "you", "us", "me", "him", "her", "yourself", "themselves"])
+# An object that refers back ("... to control them"): no thing of its own.
+_REFERRING = _OBJECTS | _word_set("this these those that")
 # "It is important", "This is essential": an adjective that needs what the line never said.
 _OPEN_ADJECTIVE = re.compile(
     r"^(?:it|this)\s+is\s+(?:important|essential|crucial|vital|necessary|key|helpful|useful|best|better)$",
@@ -590,7 +590,7 @@ def _stems(
             stems.append(word)
         elif len(word) > 1 and word.casefold() not in _NON_TOPIC and word.casefold() not in skip:
             word = word.casefold()
-            word = word[:-1] if len(word) > 3 and word[-1] == "s" and word[-2] != "s" else word
+            word = _singular(word)
             if same:  # ("strategies": "strategy")
                 word = _SAME.get(word[:-2] + "y" if word.endswith("ie") else word, word)
             stems.append(word[:5])
@@ -828,6 +828,7 @@ def _named_again(phrase: _Traits, other: _Traits) -> bool:
 
 
 def _singular(word: str) -> str:
+    """A plural "s" off ("maps" is "map"; "glass" and "bus" stay)."""
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
