@@ -582,8 +582,9 @@ _SAME = {
 def _stems(
     text: str, words: re.Pattern[str] = _TOPIC_WORDS, skip: frozenset[str] = frozenset(), same: bool = False
 ) -> list[str]:
-    """`text`'s topic `words` in order, but those in `skip`, cut as `_bag` cuts them (a plural "s"
-    first: "maps" is "map"), and read as `_SAME` reads them where `same`."""
+    """`text`'s topic `words` in order, but those in `skip`, cut as `_bag` cuts them (a plural "s",
+    then "-ing" or a last "e" first: "maps" is "map", "rising" and "rise" meet), and read as `_SAME`
+    reads them where `same`."""
     stems = []
     for i, word in enumerate(words.findall(text)):
         if word[0].isdigit() or (len(word) == 1 and i > 0 and word.isupper()):
@@ -593,7 +594,7 @@ def _stems(
             word = _singular(word)
             if same:  # ("strategies": "strategy")
                 word = _SAME.get(word[:-2] + "y" if word.endswith("ie") else word, word)
-            stems.append(word[:5])
+            stems.append(_base(word)[:5])
     return stems
 
 
@@ -825,6 +826,15 @@ def _named_again(phrase: _Traits, other: _Traits) -> bool:
     if not phrase.head[0] or len(other.words) > 3 or other.head[0] == phrase.head[0]:
         return False
     return _singular(phrase.words[0] if phrase.head[1] else phrase.words[-1]) == _singular(other.words[0])
+
+
+def _base(word: str) -> str:
+    """A word without "-ing" or a last "e", so its forms meet: "rising" / "rise" (outside check AJ),
+    "running" / "run", "housing" / "house"; a cut to five letters does the rest ("cultural" / "culture")."""
+    if len(word) >= 6 and word.endswith("ing"):
+        word = word[:-3]
+        return word[:-1] if word[-1] == word[-2] and word[-1] not in "lsz" else word
+    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
 
 
 def _singular(word: str) -> str:
@@ -1110,8 +1120,8 @@ class SkeletonParser:
         check AI). "Use a high-quality brush" / "Use a high-quality paint" differ in the thing itself."""
 
         def acts_on(words: tuple[str, ...]) -> list[str]:
-            stems = _stems(" ".join(words[1:]), skip=_GENERIC, same=True)
-            return [s for s in stems if s not in self._asked and s not in _REFERRING]
+            stems = _stems(" ".join(w for w in words[1:] if w not in _REFERRING), skip=_GENERIC, same=True)
+            return [s for s in stems if s not in self._asked]
 
         mine, theirs = acts_on(advice), acts_on(other)
         apart = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b]
