@@ -161,9 +161,20 @@ _STRANDED = re.compile(
 )
 
 
+# "... can make you a more attractive", "... can enhance your overall physical" (outside check AK): an
+# adjective whose noun never came ("Do the most good" and "Keep it physical" are whole).
+_NOUN_MISSING = re.compile(
+    r"\b(?:an?|your|their|our|its|his|her)\s+(?:(?:more|less|most|very|overall)\s+[a-z]+"
+    r"|(?:overall\s+)?(?:physical|mental|emotional|social|financial|personal|overall))$",
+    re.IGNORECASE,
+)
+
+
 def _dangles(text: str) -> bool:
     """Whether a line of a few words or more ends on a word no phrase ends on ("... them into a")."""
     words = _words(text)
+    if len(words) >= 4 and _NOUN_MISSING.search(text.rstrip(" .,;:")):
+        return True
     return len(words) >= 4 and words[-1].casefold().strip(",;") in DANGLING_WORDS and not _STRANDED.search(text)
 
 
@@ -396,7 +407,8 @@ _ABOUT_THE_TASK = re.compile(
     r"^(?:(?:the|this|my|your|an?)\s+(?:(?:good|complete|full|short)\s+)?(?:answer|question|outline|response)"
     r"|(?:the|this)\s+list)\s+(?:is|was|will|should|must|contains?|has)\b"
     r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b"
-    r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b",
+    r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b"
+    r"|^(?:the\s+)?(?:answer|response|outline)$",
     re.IGNORECASE,
 )
 # "The main difference between an IRA", "The choice between a laptop with an SSD", "... is not only the
@@ -465,7 +477,7 @@ _PASSIVE_START = re.compile(
 # named ("The first step is to ..." names it; "Next steps" is a heading); "This includes ...": the
 # rest of the point before it.
 _NAMELESS_STEP = re.compile(
-    r"^the\s+(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|next|final|last)\s+step"
+    r"^(?:the\s+)?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|next|final|last)\s+step"
     r"(?:\s+(?:in|of|to|towards?)\b(?!.*\bis\b)|$)"
     r"|^this\s+(?:includes|means|involves)\b",
     re.IGNORECASE,
@@ -492,6 +504,7 @@ def _fragment(title: str) -> bool:
         _NAMELESS_STEP,
         _SUBJECT_ONLY,
         _PASSIVE_START,
+        _NOUN_MISSING,
     )
     if any(rule.search(title) for rule in rules):
         return True
@@ -517,6 +530,8 @@ def _fragment(title: str) -> bool:
         # "Use earplugs or use" (outside check Y): the second verb's object never came ("Give and take",
         # "Learn to give and take", "Buy or make" are whole).
         return True
+    if len(words) == 2 and words[0] in _ADVICE_VERBS and re.fullmatch(r"[a-z]\d{1,3}", raw[1]):
+        return True  # "Use a3", "Use a4" (outside check AK): a placeholder counted on
     if words[0] in ("answer", "answers") and _words(title)[0][-1] in ",:":
         return True  # "Answer, but not just one": the model talking about its task
     if words[0] == "of" and words[1] in ("the", "a", "an"):

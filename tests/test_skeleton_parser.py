@@ -180,6 +180,14 @@ CASES = [
         "7. Focus on the positive\n8. Embrace the new\n9. Hire a full-time",
         ["Don't waste more water", "Be prepared for emergencies", "Focus on the positive", "Embrace the new"],
     ),
+    # Outside check AK: a placeholder counted on, a step counted and never named, "The answer", an
+    # adjective whose noun never came; "Do the most good", "Take vitamin b12" and "Next steps" stay.
+    (
+        "1. Use a3\n2. Second step\n3. The answer\n"
+        "4. Enhanced creativity and self-expression through knitting can make you a more attractive\n"
+        "5. Improve your mental\n6. Do the most good\n7. Take vitamin b12\n8. Next steps",
+        ["Enhanced creativity and self-expression", "Do the most good", "Take vitamin b12", "Next steps"],
+    ),
     # Outside check AJ: one word in two forms ("-ing", a last "e") is one word.
     (
         "1. Earth's axis\n2. Rising of Sun\n3. Rise of Sun\n4. Lower housing costs\n5. House costs",
