@@ -36,6 +36,11 @@ from .options import RetryPolicy
 from .result import CallRecord, Usage
 
 OnDelta = Callable[[str], None]
+# Asked after each piece of text: True leaves the stream there, its rest not wanted (an outline with
+# all the points it may keep); closing the stream stops the server writing it.
+Enough = Callable[[], bool]
+# The finish a stream left that way is given here (no server sends it).
+_LEFT_EARLY = "left early"
 _NO_LIMIT = contextlib.nullcontext()
 OnRestart = Callable[[int], None]
 logger = logging.getLogger(__name__)
@@ -127,6 +132,7 @@ class Caller:
         on_delta: OnDelta | None = None,
         on_restart: OnRestart | None = None,
         require_text: bool = True,
+        enough: Enough | None = None,
     ) -> CallOutcome:
         policy = self.policy
         start = self.now()
@@ -163,7 +169,9 @@ class Caller:
             parts: list[str] = []
             try:
                 async with self.limiter if self.limiter is not None else _NO_LIMIT:
-                    alive = await self._stream(stalling, parts, first_token, usage, finishes, on_delta, thinking)
+                    alive = await self._stream(
+                        stalling, parts, first_token, usage, finishes, on_delta, thinking, enough
+                    )
             except BackendError as exc:
                 refused = _adapted(exc)
                 adaptations += refused
@@ -206,6 +214,7 @@ class Caller:
             reasoning_chars=sum(len(part) for part in thinking.parts),
             reasoning_s=thinking.seconds,
             reasoning="".join(thinking.parts) if self.keep_reasoning and thinking.parts else None,
+            left_early=finishes[-1:] == [_LEFT_EARLY],
         )
         return CallOutcome(text=text, record=record, capped=finishes[-1:] == ["length"])
 
@@ -232,6 +241,7 @@ class Caller:
         finishes: list[str],
         on_delta: OnDelta | None,
         thinking: _Thinking,
+        enough: Enough | None,
     ) -> bool | None:
         """Read one attempt; None when it completed, else whether it had produced anything by the deadline."""
         alive = False
@@ -252,4 +262,7 @@ class Caller:
                         parts.append(chunk.text)
                         if on_delta is not None:
                             on_delta(chunk.text)
+                        if enough is not None and enough():
+                            finishes.append(_LEFT_EARLY)
+                            break
         return alive if scope.cancelled_caught else None

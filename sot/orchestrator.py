@@ -275,6 +275,7 @@ class Orchestrator:
                     on_delta=on_skeleton_delta,
                     on_restart=on_skeleton_restart,
                     require_text=False,
+                    enough=lambda: run.parser.full,
                 )
             except SotError as exc:
                 run.error = skeleton_error(exc)
@@ -355,7 +356,12 @@ class Orchestrator:
         varied = replace(request, temperature=constants.SECOND_LOOK_TEMPERATURE, seed=seed)
         try:
             outcome = await caller.call(
-                varied, purpose="skeleton", on_delta=on_delta, on_restart=fresh, require_text=False
+                varied,
+                purpose="skeleton",
+                on_delta=on_delta,
+                on_restart=fresh,
+                require_text=False,
+                enough=lambda: run.parser.full,
             )
         except SotError as exc:
             log.info("another outline failed: %s", exc)

@@ -10,7 +10,8 @@ Mode = Literal["sot", "sequential"]
 
 @dataclass
 class Usage:
-    """Tokens, as the server reported them (summed over calls in ``Answer.usage``)."""
+    """Tokens, as the server reported them (summed over calls in ``Answer.usage``; a call left early,
+    ``CallRecord.left_early``, reported none)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -49,6 +50,9 @@ class CallRecord:
     reasoning_chars: int = 0
     reasoning_s: float = 0.0  # first to last thinking text
     reasoning: str | None = None  # the thinking text, kept only with keep_reasoning
+    # Closed once it had what was wanted (an outline with every point it may keep): the server stops
+    # writing, and reports no usage (servers report it at a stream's end).
+    left_early: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

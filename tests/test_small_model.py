@@ -117,6 +117,24 @@ async def test_the_embedded_model_keeps_the_first_points_of_the_outline_it_is_as
     assert grammar is not None and f'"{asked}. " point' in grammar and f'"{asked + 1}. "' not in grammar
 
 
+async def test_an_outline_is_left_once_every_point_it_may_keep_is_read() -> None:
+    pulled: list[str] = []
+
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        for line in TEN.splitlines(keepends=True) if is_skeleton(request) else ["Some text."]:
+            pulled.append(line)
+            yield line
+
+    client = sot.Client(backend=MockBackend(handler), mode="sot", temperature=0, small_model=True)
+    answer = await client.ask("How do I stay healthy?")
+    kept = constants.SMALL_MODEL_KEPT_POINTS
+    assert len(answer.points) == kept
+    # The stream is closed after the line that filled the outline: the server stops writing it.
+    assert [line for line in pulled if line[0].isdigit()] == TEN.splitlines(keepends=True)[:kept]
+    skeleton = next(c for c in answer.calls if c.purpose == "skeleton")
+    assert skeleton.left_early and not any(c.left_early for c in answer.calls if c.purpose != "skeleton")
+
+
 async def test_another_outline_never_repeats_the_users_own_request() -> None:
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
         yield REPEATS if is_skeleton(request) else "Some text."
