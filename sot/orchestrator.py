@@ -93,6 +93,21 @@ def _used_all(outcome: CallOutcome, max_tokens: int) -> bool:
     return usage is not None and usage.completion_tokens >= max_tokens
 
 
+async def _outline_call(
+    run: _Run, caller: Caller, request: ChatRequest, on_delta: Callable[[str], None], on_restart: Callable[[int], None]
+) -> CallOutcome:
+    """One outline's call, read until it ends or has every point it may keep (then closed: the
+    server stops writing what would not be kept)."""
+    return await caller.call(
+        request,
+        purpose="skeleton",
+        on_delta=on_delta,
+        on_restart=on_restart,
+        require_text=False,
+        enough=lambda: run.parser.full,
+    )
+
+
 class Orchestrator:
     """Answers one question at a time against `backend`: routing, skeleton, expansions, stitching."""
 
@@ -269,14 +284,7 @@ class Orchestrator:
                 reasoning=opts.reasoning,
             )
             try:
-                outcome = await caller.call(
-                    request,
-                    purpose="skeleton",
-                    on_delta=on_skeleton_delta,
-                    on_restart=on_skeleton_restart,
-                    require_text=False,
-                    enough=lambda: run.parser.full,
-                )
+                outcome = await _outline_call(run, caller, request, on_skeleton_delta, on_skeleton_restart)
             except SotError as exc:
                 run.error = skeleton_error(exc)
                 tg.cancel_scope.cancel()
@@ -355,14 +363,7 @@ class Orchestrator:
         seed = (constants.SECOND_LOOK_SEED if request.seed is None else request.seed + 1) + look
         varied = replace(request, temperature=constants.SECOND_LOOK_TEMPERATURE, seed=seed)
         try:
-            outcome = await caller.call(
-                varied,
-                purpose="skeleton",
-                on_delta=on_delta,
-                on_restart=fresh,
-                require_text=False,
-                enough=lambda: run.parser.full,
-            )
+            outcome = await _outline_call(run, caller, varied, on_delta, fresh)
         except SotError as exc:
             log.info("another outline failed: %s", exc)
             return
