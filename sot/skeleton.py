@@ -871,6 +871,8 @@ def _pairs(point: str, asked: frozenset[str]) -> frozenset[tuple[str, str]]:
         stems = (
             [] if named or re.search(r"..(?:ly|ed)$", word, re.IGNORECASE) else _stems(word, skip=_GENERIC, same=True)
         )
+        if len(stems) > 1 and "-" in word:  # "energy-efficient appliances" (outside check AL): one word, then one
+            stems = ["-".join(stems)]
         alone = len(stems) == 1 and stems[0] not in asked and stems[0] not in _PARTICLES  # not "Turn off"
         stem = stems[0] if alone and not stems[0][0].isdigit() else ""
         if before and stem:

@@ -749,6 +749,16 @@ SMALL_MODEL_REPEATS = [
     (PRINTER, ["Customer support", "Price", "Support options"], [0, 1]),
     (WEEDS, ["Use organic methods to control weeds", "Mulch the soil", "Use natural methods to control them"], [0, 1]),
     (MOROCCO, ["Dress code", "Customs of the Bedouin culture", "Bedouin traditions"], [0, 1]),
+    # Outside check AL: a compound is one word of a topic pair; other things it names stay apart.
+    (
+        "how can i lower my electricty bill",
+        [
+            "Use energy-efficient appliances and reduce usage of non-renewable resources",
+            "Install energy-efficient light bulbs",
+            "Reduce energy consumption by using energy-efficient appliances and practices",
+        ],
+        [0, 1],
+    ),
     # Distinct points stay: other verbs on one thing, what the question's words leave of a long title, an
     # aspect the question names, two words of the question (a review of the rules above).
     (
