@@ -94,17 +94,19 @@ def _used_all(outcome: CallOutcome, max_tokens: int) -> bool:
 
 
 async def _outline_call(
-    run: _Run, caller: Caller, request: ChatRequest, on_delta: Callable[[str], None], on_restart: Callable[[int], None]
+    run: _Run,
+    caller: Caller,
+    request: ChatRequest,
+    on_delta: Callable[[str], None],
+    on_restart: Callable[[int], None],
+    shape: SkeletonShape,
 ) -> CallOutcome:
-    """One outline's call, read until it ends or has every point it may keep (then closed: the
-    server stops writing what would not be kept)."""
+    """One outline's call. Where fewer points are kept than asked for (the embedded model), it is
+    closed once it has every point it may keep: the server stops writing what would be dropped.
+    Elsewhere it is read to its end, which carries the server's token usage."""
+    full = (lambda: run.parser.full) if shape.kept_points < shape.max_points else None
     return await caller.call(
-        request,
-        purpose="skeleton",
-        on_delta=on_delta,
-        on_restart=on_restart,
-        require_text=False,
-        enough=lambda: run.parser.full,
+        request, purpose="skeleton", on_delta=on_delta, on_restart=on_restart, require_text=False, enough=full
     )
 
 
@@ -284,7 +286,7 @@ class Orchestrator:
                 reasoning=opts.reasoning,
             )
             try:
-                outcome = await _outline_call(run, caller, request, on_skeleton_delta, on_skeleton_restart)
+                outcome = await _outline_call(run, caller, request, on_skeleton_delta, on_skeleton_restart, self.shape)
             except SotError as exc:
                 run.error = skeleton_error(exc)
                 tg.cancel_scope.cancel()
@@ -363,7 +365,7 @@ class Orchestrator:
         seed = (constants.SECOND_LOOK_SEED if request.seed is None else request.seed + 1) + look
         varied = replace(request, temperature=constants.SECOND_LOOK_TEMPERATURE, seed=seed)
         try:
-            outcome = await _outline_call(run, caller, varied, on_delta, fresh)
+            outcome = await _outline_call(run, caller, varied, on_delta, fresh, self.shape)
         except SotError as exc:
             log.info("another outline failed: %s", exc)
             return

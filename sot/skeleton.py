@@ -154,9 +154,11 @@ def _word_set(words: str) -> frozenset[str]:
 
 
 # "Volunteer for causes you care about", "A job you are passionate about" (outside check AI): a
-# preposition a relative clause leaves at its end, which ends the phrase.
+# preposition a relative clause leaves at its end, which ends the phrase ("Make sure you get plenty
+# of" is no relative clause, and was cut).
 _STRANDED = re.compile(
-    r"\b(?:you|we|they|i|he|she)\s+(?:[\w'’]+\s+){0,2}[\w'’]+\s+(?:about|for|with|in|on|to|from|at|of|by)$",
+    r"\b(?!(?:that|sure|if|when|as|because|so|and|or|but|make|ensure|remember|know)\b)[a-z]+\s+"
+    r"(?:you|we|they|i|he|she)\s+(?:[\w'’]+\s+){0,2}[\w'’]+\s+(?:about|for|with|in|on|to|from|at|of|by)$",
     re.IGNORECASE,
 )
 
@@ -164,8 +166,8 @@ _STRANDED = re.compile(
 # "... can make you a more attractive", "... can enhance your overall physical" (outside check AK): an
 # adjective whose noun never came ("Do the most good" and "Keep it physical" are whole).
 _NOUN_MISSING = re.compile(
-    r"\b(?:an?|your|their|our|its|his|her)\s+(?:(?:more|less|most|very|overall)\s+[a-z]+"
-    r"|(?:overall\s+)?(?:physical|mental|emotional|social|financial|personal|overall))$",
+    r"\ban?\s+(?:more|less)\s+[a-z]+$"
+    r"|\b(?:an?|your|their|our|its|his|her)\s+(?:overall\s+)?(?:physical|mental|emotional|social|financial|personal|overall)$",
     re.IGNORECASE,
 )
 
@@ -173,9 +175,11 @@ _NOUN_MISSING = re.compile(
 def _dangles(text: str) -> bool:
     """Whether a line of a few words or more ends on a word no phrase ends on ("... them into a")."""
     words = _words(text)
-    if len(words) >= 4 and _NOUN_MISSING.search(text.rstrip(" .,;:")):
+    if len(words) < 4:
+        return False
+    if _NOUN_MISSING.search(text.rstrip(" .,;:")):
         return True
-    return len(words) >= 4 and words[-1].casefold().strip(",;") in DANGLING_WORDS and not _STRANDED.search(text)
+    return words[-1].casefold().strip(",;") in DANGLING_WORDS and not _STRANDED.search(text)
 
 
 def _strip_dangling(text: str) -> str:
@@ -408,7 +412,7 @@ _ABOUT_THE_TASK = re.compile(
     r"|(?:the|this)\s+list)\s+(?:is|was|will|should|must|contains?|has)\b"
     r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b"
     r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b"
-    r"|^(?:the\s+)?(?:answer|response|outline)$",
+    r"|^the\s+answer$",
     re.IGNORECASE,
 )
 # "The main difference between an IRA", "The choice between a laptop with an SSD", "... is not only the
@@ -692,7 +696,7 @@ _ADJECTIVE_COMPOUND = re.compile(
     r"-(?:free|based|friendly|resistant|proof|efficient|safe|powered|related|tech|quality|end|grade|cost|term|time)$"
 )
 # ("Focus on the positive", "Embrace the new": after "the", an adjective stands for its noun; not these.)
-_NOUN_AFTER_THE = _word_set("old latest right proper same entire whole current existing following")
+_NOUN_AFTER_THE = _word_set("old right proper entire existing following")
 _BEFORE_NOUN = frozenset(["a", "an", "for", "more", "less", "than"])  # "... more convenient than traditional"
 _WH_WORDS = frozenset(["when", "how", "what", "where", "whether", "who", "which", "why"])
 # Two-letter words that follow "to" in a whole title ("Learn to do", "Listen to me"); any other
@@ -844,12 +848,16 @@ def _named_again(phrase: _Traits, other: _Traits) -> bool:
 
 
 def _base(word: str) -> str:
-    """A word without "-ing" or a last "e", so its forms meet: "rising" / "rise" (outside check AJ),
-    "running" / "run", "housing" / "house"; a cut to five letters does the rest ("cultural" / "culture")."""
-    if len(word) >= 6 and word.endswith("ing"):
-        word = word[:-3]
-        return word[:-1] if word[-1] == word[-2] and word[-1] not in "lsz" else word
-    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
+    """An "-ing" form as the word it comes from, so the two meet: "rising" / "rise" (outside check AJ),
+    "running" / "run", "caring" / "care"; a cut to five letters does the rest ("cultural" / "culture").
+    Other words stay as written ("care" and "car", "site" and "sitting" stay apart)."""
+    if len(word) < 6 or not word.endswith("ing"):
+        return word
+    word = word[:-3]
+    if word[-1] == word[-2] and word[-1] not in "lsz":
+        return word[:-1]  # "running"
+    # "rising", "making": a consonant, one vowel and a consonant lost their "e".
+    return word + "e" if re.search(r"(?:^|[^aeiou])[aeiou][^aeiouwxy]$", word) else word
 
 
 def _singular(word: str) -> str:

@@ -190,8 +190,23 @@ CASES = [
     ),
     # Outside check AJ: one word in two forms ("-ing", a last "e") is one word.
     (
-        "1. Earth's axis\n2. Rising of Sun\n3. Rise of Sun\n4. Lower housing costs\n5. House costs",
-        ["Earth's axis", "Rising of Sun", "Lower housing costs"],
+        "1. Earth's axis\n2. Rising of Sun\n3. Rise of Sun\n4. Making new friends\n5. Make new friends",
+        ["Earth's axis", "Rising of Sun", "Making new friends"],
+    ),
+    # Whole titles the rules above leave alone (a review): a noun after "overall" or "very", "the
+    # latest" and "the current" as nouns, "Outline" as a step; a preposition only a relative clause
+    # leaves at its end stays ("Make sure you get plenty of" was cut).
+    (
+        "1. Improve your overall health\n2. Do your very best\n3. Keep up with the latest\n"
+        "4. Measure the current\n5. Outline\n6. Make sure you get plenty of",
+        [
+            "Improve your overall health",
+            "Do your very best",
+            "Keep up with the latest",
+            "Measure the current",
+            "Outline",
+            "Make sure you get plenty",
+        ],
     ),
     # Outside check AI: a preposition a relative clause leaves at its end ends the phrase.
     (
@@ -782,7 +797,14 @@ SMALL_MODEL_REPEATS = [
         ["Renting a car", "Public transport passes", "Travel time"],
         [0, 1, 2],
     ),
-    # Kinds of one thing, another thing of one verb, a verb that is no noun phrase's head (a review).
+    # Kinds of one thing, another thing of one verb, a verb that is no noun phrase's head, words that
+    # share only their first letters ("care" / "car", "sites" / "sitting") (reviews).
+    ("How do I travel with my pet?", ["Pet care", "Pet car seats", "Pack food and water"], [0, 1, 2]),
+    (
+        "How can I stay healthy working from home?",
+        ["Limit sitting time", "Limit time on social media sites", "Walk"],
+        [0, 1, 2],
+    ),
     (PRINTER, ["Customer support", "Technical support", "Price"], [0, 1, 2]),
     ("How should I prepare walls for painting?", ["Use a high-quality brush", "Use a high-quality roller"], [0, 1]),
     ("How do I get more done?", ["Time management", "Manage stress", "Set goals"], [0, 1, 2]),

@@ -10,10 +10,11 @@ import pytest
 
 import sot
 from sot import constants
-from sot.backends.base import ChatRequest
+from sot.backends.base import ChatChunk, ChatRequest
 from sot.backends.mock import MockBackend
 from sot.errors import ServerError
 from sot.fake_server import sot_script
+from sot.result import Usage
 
 pytestmark = pytest.mark.anyio
 
@@ -133,6 +134,21 @@ async def test_an_outline_is_left_once_every_point_it_may_keep_is_read() -> None
     assert [line for line in pulled if line[0].isdigit()] == TEN.splitlines(keepends=True)[:kept]
     skeleton = next(c for c in answer.calls if c.purpose == "skeleton")
     assert skeleton.left_early and not any(c.left_early for c in answer.calls if c.purpose != "skeleton")
+
+
+async def test_an_outline_whose_points_are_all_kept_is_read_to_its_end_and_its_usage() -> None:
+    async def handler(request: ChatRequest) -> AsyncIterator[str | ChatChunk]:
+        if is_skeleton(request):
+            for line in TEN.splitlines(keepends=True):
+                yield line
+            yield ChatChunk(finish_reason="stop", usage=Usage(prompt_tokens=50, completion_tokens=40))
+        else:
+            yield "Some text."
+
+    answer = await sot.Client(backend=MockBackend(handler), mode="sot", temperature=0).ask("How do I stay healthy?")
+    skeleton = next(c for c in answer.calls if c.purpose == "skeleton")
+    assert len(answer.points) == constants.DEFAULT_MAX_POINTS and not skeleton.left_early
+    assert skeleton.usage is not None and skeleton.usage.completion_tokens == 40
 
 
 async def test_another_outline_never_repeats_the_users_own_request() -> None:
