@@ -631,6 +631,8 @@ _GENERIC = (
     | {"stay", "maintain", "seek", "establish", "follow"}
     | {"prioritize", "way", "ways", "tip", "tips", "thing", "things", "important", "good", "better", "best"}
     | {"new", "other", "another", "different", "various", "key", "main"}
+    # "Improved biodiversity" / "Increased biodiversity" (outside check AM): more of it, both ways.
+    | {"improved", "increased", "enhanced", "boosted", "greater"}
 )
 
 
@@ -672,8 +674,10 @@ def _object(text: str, asked: frozenset[str]) -> tuple[str, frozenset[str]]:
         return "", frozenset()
     acts_on = frozenset(_stems(" ".join(words[1:]), skip=_GENERIC, same=True)) - asked
     # One word left of a long title ("Reduce plastic waste by using reusable products": "reusable")
-    # is what the question's words left over, not what it acts on.
-    return (verb, acts_on) if len(acts_on) > 1 or len(words) <= 3 else ("", frozenset())
+    # is what the question's words left over, not what it acts on, unless it ends the title ("Choose
+    # a wedding venue" on saving on a wedding, outside check AM).
+    last = _stems(words[-1], same=True)
+    return (verb, acts_on) if len(acts_on) > 1 or len(words) <= 3 or set(last) == acts_on else ("", frozenset())
 
 
 # Verbs a relative clause does not end on: "... climate change that occurs" (outside check AE) says

@@ -188,7 +188,9 @@ CASES = [
         "5. Improve your mental\n6. Do the most good\n7. Take vitamin b12\n8. Next steps",
         ["Enhanced creativity and self-expression", "Do the most good", "Take vitamin b12", "Next steps"],
     ),
-    # Outside check AJ: one word in two forms ("-ing", a last "e") is one word.
+    # Outside check AM: more of one thing, said two ways, for every model.
+    ("1. Improved biodiversity\n2. Less mowing\n3. Increased biodiversity", ["Improved biodiversity", "Less mowing"]),
+    # Outside check AJ: one word in two forms ("-ing") is one word.
     (
         "1. Earth's axis\n2. Rising of Sun\n3. Rise of Sun\n4. Making new friends\n5. Make new friends",
         ["Earth's axis", "Rising of Sun", "Making new friends"],
@@ -764,6 +766,12 @@ SMALL_MODEL_REPEATS = [
     (PRINTER, ["Customer support", "Price", "Support options"], [0, 1]),
     (WEEDS, ["Use organic methods to control weeds", "Mulch the soil", "Use natural methods to control them"], [0, 1]),
     (MOROCCO, ["Dress code", "Customs of the Bedouin culture", "Bedouin traditions"], [0, 1]),
+    # Outside check AM: the thing a short advice ends on, though the question names the rest.
+    (
+        "how can we save money on our wedding",
+        ["Choose the right venue", "Set a budget", "Choose a wedding venue"],
+        [0, 1],
+    ),
     # Outside check AL: a compound is one word of a topic pair; other things it names stay apart.
     (
         "how can i lower my electricty bill",
