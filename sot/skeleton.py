@@ -307,6 +307,9 @@ def _clean(text: str, max_chars: int, max_words: int, whole_words: int, cut: boo
     text = _EMPHASIS.sub("", text).strip()
     text = _unscored(re.sub(r"\s+", " ", text))
     text = _STRAY_NUMBER.sub("", shape_title(_STRAY_NUMBER.sub("", text), max_words, cut, whole_words))
+    run_on = _NEXT_NUMBER.search(text)
+    if run_on and len(_words(text)) >= 4 and run_on.group(1) not in _NUMBERED_NOUNS:
+        text = _strip_dangling(re.sub(r"\s+(?:during|after|before|until|despite)$", "", text[: run_on.end(1)]))
     text = _torn_word(text)
     # Points are titles: a trailing period, colon or separator is formatting, not content.
     text = _EXAMPLE_OPENED.sub("", text)
@@ -349,6 +352,17 @@ def _unscored(text: str) -> str:
 
 # A number the model tacked on after a comma ("Bring a camera for security, 9"): no part of the title.
 _STRAY_NUMBER = re.compile(r"(?<![\d\s,])(?:\s*,\s*\d{1,3})+\s*[.:;]?\s*$")
+# A later point's number run onto a title ("Be proactive and encourage others to do the same 6", the
+# README's own first answer); "Phase 2", "Windows 11" and "Repeat step 6" name something.
+_NEXT_NUMBER = re.compile(r"\b([a-z]{2,})\s+\d{1,2}\s*[.:;]?\s*$")
+_NUMBERED_NOUNS = _word_set(
+    "step steps day days week weeks phase type level stage grade chapter page part round set year years "
+    "version vitamin section rule tip point number no"
+    # and words a quantity follows ("Sleep at least 7", "Count to 10")
+    " least most than about around over under every only to by of for within per top first last"
+    # and an article: "... during the 1" is a word torn to a number, no title
+    " the a an"
+)
 # A point that opens on one of these and stops within a few words is half a sentence ("If you find someone").
 _SUBORDINATORS = frozenset(["if", "when", "whenever", "because", "although", "though", "unless", "since", "whereas"])
 # Of those, the ones a title cannot stop after ("When to stop", "Since 2010" and "While traveling" are whole).

@@ -188,6 +188,21 @@ CASES = [
         "5. Improve your mental\n6. Do the most good\n7. Take vitamin b12\n8. Next steps",
         ["Enhanced creativity and self-expression", "Do the most good", "Take vitamin b12", "Next steps"],
     ),
+    # A later point's number run onto a title (README's first answer); a number something is named by
+    # or a quantity stays.
+    (
+        "1. Be proactive and encourage others to do the same 6:\n2. Stay flexible and adapt to changes 7:\n"
+        "3. Use air conditioning to cool your home during 2\n4. Repeat step 6\n5. Sleep at least 7\n"
+        "6. Upgrade your laptop to Windows 11",
+        [
+            "Be proactive and encourage others to do the same",
+            "Stay flexible and adapt to changes",
+            "Use air conditioning to cool your home",
+            "Repeat step 6",
+            "Sleep at least 7",
+            "Upgrade your laptop to Windows 11",
+        ],
+    ),
     # Outside check AM: more of one thing, said two ways, for every model.
     ("1. Improved biodiversity\n2. Less mowing\n3. Increased biodiversity", ["Improved biodiversity", "Less mowing"]),
     # Outside check AJ: one word in two forms ("-ing") is one word.
