@@ -14,6 +14,7 @@ final or the outline complete, and every view reads the text it commits.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -127,9 +128,10 @@ class Orchestrator:
         self.prompts = prompts or Prompts(options.prompts_dir)
         self.router = router
 
-    @property
+    @functools.cached_property
     def shape(self) -> SkeletonShape:
-        """The skeleton's shape for these options: the one source of its grammar, regex, prompt and limits."""
+        """The skeleton's shape for these options: the one source of its grammar, regex, prompt and limits.
+        (Worked out once: an orchestrator's options never change.)"""
         opts = self.options
         asked = opts.max_points or constants.DEFAULT_MAX_POINTS
         kept = opts.max_points or (constants.SMALL_MODEL_KEPT_POINTS if opts.small_model else asked)

@@ -569,7 +569,7 @@ def _fragment(title: str) -> bool:
     if len(words) >= 3 and words[-2] in ("a", "an") and _ADJECTIVE_COMPOUND.search(words[-1]):
         return True  # "Use a bleach-free": a compound adjective whose noun never came
     if len(words) >= 2 and words[-2] == "the" and words[-1] in _NOUN_AFTER_THE:
-        return True  # "Ditch the old", "Use the latest" (outside check AH): which of them, never said
+        return True  # "Ditch the old", "Use the proper" (outside check AH): which of them, never said
     if _OPEN_ADJECTIVE.match(" ".join(words)):
         return True
     # "If you are still unsure about anything": a long condition with no main clause ("If in doubt,
@@ -615,9 +615,9 @@ _SAME = {
 def _stems(
     text: str, words: re.Pattern[str] = _TOPIC_WORDS, skip: frozenset[str] = frozenset(), same: bool = False
 ) -> list[str]:
-    """`text`'s topic `words` in order, but those in `skip`, cut as `_bag` cuts them (a plural "s",
-    then "-ing" or a last "e" first: "maps" is "map", "rising" and "rise" meet), and read as `_SAME`
-    reads them where `same`."""
+    """`text`'s topic `words` in order, but those in `skip`, cut as `_bag` cuts them (a plural "s"
+    and an "-ing" first: "maps" is "map", "rising" and "rise" meet), and read as `_SAME` reads them
+    where `same`."""
     stems = []
     for i, word in enumerate(words.findall(text)):
         if word[0].isdigit() or (len(word) == 1 and i > 0 and word.isupper()):
@@ -809,6 +809,7 @@ class _Traits:
     parts: tuple[frozenset[str], ...]  # a small model's "A and B" title: the topic words of each (else none)
     head: tuple[str, bool]  # a small model's short noun phrase: its head, and whether it comes first (`_head`)
     pairs: frozenset[tuple[str, str]]  # a small model's title: two topic words in a row, neither the question's
+    acts_on: tuple[str, ...]  # what its verb acts on, in order, the question's words and "them" left out
 
     @property
     def short(self) -> bool:
@@ -863,6 +864,14 @@ def _named_again(phrase: _Traits, other: _Traits) -> bool:
     if not phrase.head[0] or len(other.words) > 3 or other.head[0] == phrase.head[0]:
         return False
     return _singular(phrase.words[0] if phrase.head[1] else phrase.words[-1]) == _singular(other.words[0])
+
+
+def _one_word_apart(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
+    """Whether two pieces of advice of one verb act on the same things but for one word, not the last:
+    "Use organic methods to control weeds" / "Use natural methods to control them" (outside check AI).
+    "Use a high-quality brush" / "Use a high-quality paint" differ in the thing itself."""
+    apart = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b]
+    return len(mine) == len(theirs) >= 3 and len(apart) == 1 and apart[0] < len(mine) - 1
 
 
 def _base(word: str) -> str:
@@ -1140,7 +1149,13 @@ class SkeletonParser:
         head = _head(words, self._asked) if strict else ("", False)
         topic = _topic(point, strict)
         pairs = _pairs(point, self._asked) if strict else frozenset[tuple[str, str]]()
-        return _Traits(_bag(point, strict), topic, self._opening(point), words, verb, acts_on, parts, head, pairs)
+        in_order = (
+            _stems(" ".join(w for w in words[1:] if w not in _REFERRING), skip=_GENERIC, same=True) if verb else []
+        )
+        acted_on = tuple(s for s in in_order if s not in self._asked)
+        return _Traits(
+            _bag(point, strict), topic, self._opening(point), words, verb, acts_on, parts, head, pairs, acted_on
+        )
 
     def _opening(self, point: str) -> tuple[str, ...]:
         """The first two topic words, where strict and there are two (else nothing to compare). A
@@ -1156,19 +1171,6 @@ class SkeletonParser:
                 stems.pop(0)
         opening = tuple(stems[:2])
         return opening if len(opening) == 2 and opening[1] not in _PARTICLES else ()
-
-    def _one_word_apart(self, advice: tuple[str, ...], other: tuple[str, ...]) -> bool:
-        """Whether two pieces of advice of one verb act on the same things but for one word, not the
-        last: "Use organic methods to control weeds" / "Use natural methods to control them" (outside
-        check AI). "Use a high-quality brush" / "Use a high-quality paint" differ in the thing itself."""
-
-        def acts_on(words: tuple[str, ...]) -> list[str]:
-            stems = _stems(" ".join(w for w in words[1:] if w not in _REFERRING), skip=_GENERIC, same=True)
-            return [s for s in stems if s not in self._asked]
-
-        mine, theirs = acts_on(advice), acts_on(other)
-        apart = [i for i, (a, b) in enumerate(zip(mine, theirs, strict=False)) if a != b]
-        return len(mine) == len(theirs) >= 3 and len(apart) == 1 and apart[0] < len(mine) - 1
 
     def _repeats(self, new: _Traits) -> bool:
         """A kept point's topic again, compared without generic verbs: the same words
@@ -1215,7 +1217,7 @@ class SkeletonParser:
             alike = new.verb == kept.verb or bool({new.verb, kept.verb} & _BARE_VERBS)
             if alike and new.object and kept.object and (new.object <= kept.object or kept.object <= new.object):
                 return True
-            if new.verb and new.verb == kept.verb and self._one_word_apart(new.words, kept.words):
+            if new.verb and new.verb == kept.verb and _one_word_apart(new.acts_on, kept.acts_on):
                 return True
             if _named_again(new, kept) or _named_again(kept, new):
                 return True
