@@ -52,7 +52,7 @@ _META = re.compile(
       | ^\s*not\s+available\s*[.!]?\s*$
       | ^\s*(?:the\s+)?answer\s+is(?:\s*:?\s*\d{1,2}\s*[.!]?)?\s*$
       | \bthis\s+is\s+an?\s+(?:\w+\s+){0,3}answer\b
-      | \bthe\s+answer\s+to\s+the\s+question\b
+      | \b(?:the|an?)\s+(?:good\s+)?answer\s+to\s+the\s+question\b
       | ^\s*the\s+question\s+is\s+an?\b
       | ^\s*(?:the|this|your)\s+question\s+(?:asks|is\s+asking)\s+(?:about|for|what|how|why|whether|which)\b
       | ^\s*the\s+answer\s+is\s+a\s+bit\b

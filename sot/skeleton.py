@@ -354,10 +354,10 @@ def _unscored(text: str) -> str:
 _STRAY_NUMBER = re.compile(r"(?<![\d\s,])(?:\s*,\s*\d{1,3})+\s*[.:;]?\s*$")
 # A later point's number run onto a title ("Be proactive and encourage others to do the same 6", the
 # README's own first answer); "Phase 2", "Windows 11" and "Repeat step 6" name something.
-_NEXT_NUMBER = re.compile(r"\b([a-z]{2,})\s+\d{1,2}\s*[.:;]?\s*$")
+_NEXT_NUMBER = re.compile(r"\b([a-z]{2,})(?:\s+|-)\d{1,2}\s*[.:;]?\s*$")  # ("... when possible and-3")
 _NUMBERED_NOUNS = _word_set(
     "step steps day days week weeks phase type level stage grade chapter page part round set year years "
-    "version vitamin section rule tip point number no"
+    "version vitamin section rule tip point number no covid"
     # and words a quantity follows ("Sleep at least 7", "Count to 10")
     " least most than about around over under every only to by of for within per top first last"
     # and an article: "... during the 1" is a word torn to a number, no title

@@ -103,6 +103,12 @@ CASES = [
     ("4.", 2, ""),
     # Outside check L: the question quoted back as "the answer to the question".
     ('The answer to the question "How can I cut waste" is to use straws. Straws last.', 2, "Straws last."),
+    # README's first command from a fresh clone: "a good answer to the question".
+    (
+        "Not a question, but a good answer to the question of planning. Block time daily. Calendars help.",
+        2,
+        "Block time daily. Calendars help.",
+    ),
     # Outside check K: a lead-in left with the first number of its list.
     ("Herbs help. Products that help include: 1.", 2, "Herbs help."),
     (

@@ -193,7 +193,7 @@ CASES = [
     (
         "1. Be proactive and encourage others to do the same 6:\n2. Stay flexible and adapt to changes 7:\n"
         "3. Use air conditioning to cool your home during 2\n4. Repeat step 6\n5. Sleep at least 7\n"
-        "6. Upgrade your laptop to Windows 11",
+        "6. Upgrade your laptop to Windows 11\n7. Delegate to others when possible and-3\n8. Avoid covid-19",
         [
             "Be proactive and encourage others to do the same",
             "Stay flexible and adapt to changes",
@@ -201,6 +201,8 @@ CASES = [
             "Repeat step 6",
             "Sleep at least 7",
             "Upgrade your laptop to Windows 11",
+            "Delegate to others when possible",
+            "Avoid covid-19",
         ],
     ),
     # Outside check AM: more of one thing, said two ways, for every model.
