@@ -55,7 +55,7 @@ import anyio.to_thread
 import sot
 from sot.backends.llama_server import ServerSettings
 from sot.backends.local import LocalBackend, LocalConfig
-from sot.constants import DEFAULT_MAX_TOKENS, DEFAULT_POINT_MAX_TOKENS, LOCAL_SKELETON_FREQUENCY_PENALTY
+from sot.constants import DEFAULT_MAX_TOKENS, DEFAULT_POINT_MAX_TOKENS
 
 RESULTS = bench.HERE / "results"
 ALL_LAYERS = 999
@@ -139,7 +139,6 @@ async def run_slots(args: argparse.Namespace, slots: int, questions: list[dict[s
             "max_parallel": slots,
             "max_tokens": args.max_tokens,
             "point_max_tokens": args.point_max_tokens,
-            "skeleton_frequency_penalty": LOCAL_SKELETON_FREQUENCY_PENALTY,
         }
         async with sot.Client(backend=local.backend, **options) as client:
             for i, question in enumerate(questions):

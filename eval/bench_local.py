@@ -30,7 +30,6 @@ from _bench_common import (
 
 import sot
 from sot.backends.local import LocalBackend, LocalConfig
-from sot.constants import LOCAL_SKELETON_FREQUENCY_PENALTY
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -44,7 +43,6 @@ async def main(args: argparse.Namespace) -> None:
         options: dict[str, Any] = {
             "temperature": 0,
             "max_parallel": 8,
-            "skeleton_frequency_penalty": LOCAL_SKELETON_FREQUENCY_PENALTY,
         }
         async with sot.Client(backend=local.backend, **options) as client:
             for i, row in enumerate(questions):

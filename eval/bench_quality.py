@@ -35,7 +35,6 @@ from typing import Any
 import anyio
 
 import sot
-from sot import constants
 from sot.skeleton import DANGLING_WORDS
 from sot.templates import EXPAND, Prompts
 
@@ -143,7 +142,6 @@ async def main(args: argparse.Namespace) -> None:
     options: dict[str, Any] = {"timeout": args.timeout}
     if args.base_url:  # a llama.cpp server already running the bundled model (`sot serve`)
         options.update(base_url=args.base_url, model="m", dialect="llama.cpp")
-        options.update(skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY)
     async with sot.Client(**options) as client:
         for i, row in enumerate(rows):
             question = row.get("question") or row["prompt"]

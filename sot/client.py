@@ -245,10 +245,6 @@ class Client:
             config = LocalConfig(gguf=self._gguf, binary=self._llama_server, slots=self.options.max_parallel)
             local = await LocalBackend.start(config)
             self._local_url = local.server.url if local.server is not None else await advertised_url()
-            if self.options.skeleton_frequency_penalty is None:
-                self.options = self.options.updated(
-                    skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY
-                )
             if self.options.small_model is None and self._gguf is None:
                 # The bundled model is 135M parameters; a --gguf of the user's own may be any size.
                 self.options = self.options.updated(small_model=True)

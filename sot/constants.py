@@ -81,9 +81,6 @@ ENV_GGUF: Final = "SOT_GGUF"
 ENV_LLAMA_SERVER: Final = "SOT_LLAMA_SERVER"
 ENV_CACHE_DIR: Final = "SOT_CACHE_DIR"
 
-# The embedded 135M model loops on outline lines without it (10 of 37 vicuna skeletons had one point).
-LOCAL_SKELETON_FREQUENCY_PENALTY: Final = 0.5
-
 # Model name sent when the server does not care (llama.cpp serves one model whatever the name).
 LOCAL_MODEL_NAME: Final = "smollm2-135m-instruct"
 

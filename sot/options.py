@@ -73,7 +73,8 @@ class Options:
     allow_partial: bool = False
     pipeline: bool = True
     constrain_skeleton: bool = True
-    # Small models repeat one outline line until the grammar's end; a penalty keeps points distinct.
+    # None: the server's own (none). On the bundled 135M model a penalty of 0.5 traded verbatim loops, which
+    # the parser drops, for reworded repeats it cannot see (eval/results/outline_penalty.md).
     skeleton_frequency_penalty: float | None = None
     # Prompts made for a small model: each expansion sees its own point only, and its start is written
     # as the assistant's turn ("2. Title:"). None: on for the embedded server (a 135M model), off elsewhere.

@@ -8,7 +8,6 @@ import pytest
 from tests_support import QUESTION, require_binary
 
 import sot
-from sot import constants
 from sot.backends.local import LocalBackend, LocalConfig
 
 pytestmark = [pytest.mark.local, pytest.mark.anyio]
@@ -36,7 +35,6 @@ async def test_sot_answer_from_the_real_model(local: LocalBackend) -> None:
         seed=1,
         max_parallel=4,
         small_model=True,
-        skeleton_frequency_penalty=constants.LOCAL_SKELETON_FREQUENCY_PENALTY,
     )
     async with client:
         answer = await client.ask(QUESTION)
