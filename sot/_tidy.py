@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ._abbreviations import NOT_AFTER_ABBREVIATION
+
 # Labels and fillers a small model puts before the content: "Point 2:", "Answer:", "The answer to
 # your question is:", "Sure, here is the explanation:".
 _LEAD = re.compile(
@@ -83,10 +85,7 @@ _OWN_LIST = re.compile(r"(?:^|(?<=\s))1[.)]\s")
 # The "9." of a list run on in a line (", 9. Camera") ends nothing; "... between 18 and 25." does.
 _LIST_NUMBER = r"(?<![,;]\s\d)(?<![,;]\s\d\d)"
 # Nor does an abbreviation: "vs.", "e.g.", "Dr.", "St.", an initial.
-_SENTENCE_END = re.compile(
-    r"(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\bE\.g)(?<!\bI\.e)(?<!\betc)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)"
-    r"(?<!\bSt)(?<!\bMt)(?<!\bJr)(?<!\bSr)(?<!\bNo)(?<!\b[A-Z])" + _LIST_NUMBER + r"[.!?](?=\s)"
-)
+_SENTENCE_END = re.compile(NOT_AFTER_ABBREVIATION + _LIST_NUMBER + r"[.!?](?=\s)")
 _CLAUSE_END = re.compile(_LIST_NUMBER + r"[.!?:](?=\s)|,")
 
 

@@ -18,6 +18,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ._abbreviations import NOT_AFTER_ABBREVIATION
 from ._shape import SkeletonShape
 
 # "1.", "1)", "(1)", "1:", "1 -", "Step 1.", "Point 1:", "**1.**", "### 1.", "> 1."
@@ -137,10 +138,10 @@ _STRONG = re.compile(r"(?:and|or|but|which|that|who|because|so|while|when|if)\b"
 # A line that starts like this carries on the line before it.
 _CONTINUES = re.compile(r"^(?:and|or|but|nor|which|that|so|because|then|while|than|whereas)\b", re.IGNORECASE)
 # "Title: explanation", "Title - explanation", "Title. More sentences."
-# (not after "vs", "e.g", "i.e", "etc" or an initial, as in "U.S. policy")
+# (not after an abbreviation or an initial: "Visit Mt. Fuji early", "U.S. policy")
 # ("water...otherwise, just how many do": an ellipsis run into more words, outside check AH.)
 _TITLE_END = re.compile(
-    r":\s|:$|;|\s[-–—]\s|(?<!\bvs)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\b[A-Z])[.!?]\s+(?=\S)|(?<=\w)(?:\.{2,}|…)(?=\w)",
+    r":\s|:$|;|\s[-–—]\s|" + NOT_AFTER_ABBREVIATION + r"[.!?]\s+(?=\S)|(?<=\w)(?:\.{2,}|…)(?=\w)",
     re.IGNORECASE,
 )
 

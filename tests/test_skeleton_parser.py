@@ -60,6 +60,10 @@ CASES = [
         "1. Luxury vs. budget\n2. Phase 1: plan\n3. Phase 2: build\n4. U.S. policy",
         ["Luxury vs. budget", "Phase 1", "Phase 2", "U.S. policy"],
     ),
+    (  # the abbreviations an expansion's sentences know (sot/_abbreviations.py); "no." capitalised only
+        "1. Hike Mt. Fuji at dawn\n2. Visit St. Mark's Square early\n3. Learn to say no. It saves time",
+        ["Hike Mt. Fuji at dawn", "Visit St. Mark's Square early", "Learn to say no"],
+    ),
     (
         "1. Bring a camera for security, 9\n2. Dress well, 10: more\n3. Plan ahead",
         ["Bring a camera for security", "Dress well", "Plan ahead"],
