@@ -427,7 +427,10 @@ _ABOUT_THE_TASK = re.compile(
     r"|(?:the|this)\s+list)\s+(?:is|was|will|should|must|contains?|has)\b"
     r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b"
     r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b"
-    r"|^the\s+answer$",
+    r"|^the\s+answer$"
+    # "I am a helpful AI with the ability to provide answers", "I will not provide any information" (outside
+    # check AN): the assistant describing itself ("I will always love you" and "Use I statements" stay).
+    r"|^i(?:\s+am|['’]m|\s+will|\s+can|\s+won['’]t)\s.*\b(?:ai|assistant|language\s+model|answers?|information|questions?)\b",
     re.IGNORECASE,
 )
 # "The main difference between an IRA", "The choice between a laptop with an SSD", "... is not only the

@@ -358,6 +358,13 @@ CASES = [
         "4. The question of fees",
         ["Index funds", "An answer key", "The question of fees"],
     ),
+    # Outside check AN: the assistant describing itself; vows and "I" statements stay.
+    (
+        "1. Aftercare\n2. I am a helpful AI with the ability to provide answers\n"
+        "3. I will provide detailed and detailed answers to your questions\n4. I will not provide any information\n"
+        "5. I will always love you\n6. Use I statements",
+        ["Aftercare", "I will always love you", "Use I statements"],
+    ),
     # Outside check Q: a time whose "when" never came, talk of the answer, a clause's verb with no object.
     (
         "1. Fall is a time\n2. Answer, but not just one\n3. Language learning podcasts that use\n"
