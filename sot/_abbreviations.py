@@ -5,16 +5,15 @@ from __future__ import annotations
 import re
 from typing import Final
 
-# Written as they stand before their full stop: "vs.", "e.g.", "Dr.", "St.", "No. 5".
+# As they stand before their full stop: "vs.", "e.g.", "Dr.", "St.".
 _ANY_CASE: Final = ("vs", "e.g", "i.e", "etc")
-# Capitalised only: "the St. Lawrence", but "Just say no." ends its sentence.
-_CAPITALISED: Final = ("Dr", "Mr", "Ms", "Mrs", "St", "Mt", "Jr", "Sr", "No")
+# Capitalised only, as names and titles are written ("Dr. Lee", "Mt. Fuji").
+_CAPITALISED: Final = ("Dr", "Mr", "Ms", "Mrs", "St", "Mt", "Jr", "Sr")
 
-# Put before a pattern's [.!?]: the stop is not after an abbreviation, nor after an initial ("U.S.").
+_AFTER_ONE = "".join(rf"(?<!\b{re.escape(form)})" for a in _ANY_CASE for form in (a, a.capitalize(), a.upper()))
+_AFTER_ONE += "".join(rf"(?<!\b{a})" for a in _CAPITALISED)
+
+# Put before a pattern's [.!?]: a "." that follows an abbreviation, an initial ("U.S."), a dotted
+# abbreviation ("10 p.m.") or "No" before a number ("No. 5") ends nothing; "!" and "?" always end.
 # Case-sensitive inside, whatever the flags of the pattern it goes in.
-NOT_AFTER_ABBREVIATION: Final = (
-    "(?-i:"
-    + "".join(rf"(?<!\b{re.escape(a)})(?<!\b{re.escape(a.capitalize())})" for a in _ANY_CASE)
-    + "".join(rf"(?<!\b{a})" for a in _CAPITALISED)
-    + r"(?<!\b[A-Z]))"
-)
+NOT_AFTER_ABBREVIATION: Final = rf"(?-i:(?:(?!\.)|{_AFTER_ONE}(?<!\b[A-Z])(?<![.][a-z])(?!(?<=\bNo)\.\s*\d)))"

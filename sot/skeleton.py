@@ -140,10 +140,7 @@ _CONTINUES = re.compile(r"^(?:and|or|but|nor|which|that|so|because|then|while|th
 # "Title: explanation", "Title - explanation", "Title. More sentences."
 # (not after an abbreviation or an initial: "Visit Mt. Fuji early", "U.S. policy")
 # ("water...otherwise, just how many do": an ellipsis run into more words, outside check AH.)
-_TITLE_END = re.compile(
-    r":\s|:$|;|\s[-–—]\s|" + NOT_AFTER_ABBREVIATION + r"[.!?]\s+(?=\S)|(?<=\w)(?:\.{2,}|…)(?=\w)",
-    re.IGNORECASE,
-)
+_TITLE_END = re.compile(r":\s|:$|;|\s[-–—]\s|" + NOT_AFTER_ABBREVIATION + r"[.!?]\s+(?=\S)|(?<=\w)(?:\.{2,}|…)(?=\w)")
 
 
 def _words(text: str) -> list[str]:
@@ -428,9 +425,12 @@ _ABOUT_THE_TASK = re.compile(
     r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b"
     r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b"
     r"|^the\s+answer$"
-    # "I am a helpful AI with the ability to provide answers", "I will not provide any information" (outside
-    # check AN): the assistant describing itself ("I will always love you" and "Use I statements" stay).
-    r"|^i(?:\s+am|['’]m|\s+will|\s+can|\s+won['’]t)\s.*\b(?:ai|assistant|language\s+model|answers?|information|questions?)\b",
+    # "I am a helpful AI with the ability to provide answers", "I will provide detailed answers to your
+    # questions", "I will not provide any information" (outside check AN): the assistant describing itself
+    # ("I am passionate about AI", "I will ask thoughtful questions", "I'm happy to answer any questions" stay).
+    r"|^i(?:\s+am|['’]m)\s+(?:just\s+)?(?:a|an|your)\s+(?:[\w-]+\s+){0,3}(?:ai|assistant|language\s+model|chatbot)\b"
+    r"|^i\s+will\s+(?:provide|offer|give)\s+(?:[\w-]+\s+){0,4}answers?\s+to\s+your\s+questions?\b"
+    r"|^i\s+(?:will\s+not|won['’]t|cannot|can['’]t)\s+(?:provide|give|share|offer)\s+(?:any\s+)?(?:information|answers?|details)\b",
     re.IGNORECASE,
 )
 # "The main difference between an IRA", "The choice between a laptop with an SSD", "... is not only the

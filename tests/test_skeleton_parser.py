@@ -60,9 +60,18 @@ CASES = [
         "1. Luxury vs. budget\n2. Phase 1: plan\n3. Phase 2: build\n4. U.S. policy",
         ["Luxury vs. budget", "Phase 1", "Phase 2", "U.S. policy"],
     ),
-    (  # the abbreviations an expansion's sentences know (sot/_abbreviations.py); "no." capitalised only
-        "1. Hike Mt. Fuji at dawn\n2. Visit St. Mark's Square early\n3. Learn to say no. It saves time",
-        ["Hike Mt. Fuji at dawn", "Visit St. Mark's Square early", "Learn to say no"],
+    (  # the abbreviations an expansion's sentences know (sot/_abbreviations.py); "No." only before a number
+        "1. Hike Mt. Fuji at dawn\n2. Visit St. Mark's Square early\n3. Learn to Say No. It saves time\n"
+        "4. Go to bed by 10 p.m. on weeknights\n5. Nature VS. nurture\n6. Rank No. 5 first\n7. Check the tides! They turn fast",
+        [
+            "Hike Mt. Fuji at dawn",
+            "Visit St. Mark's Square early",
+            "Learn to Say No",
+            "Go to bed by 10 p.m. on weeknights",
+            "Nature VS. nurture",
+            "Rank No. 5 first",
+            "Check the tides",
+        ],
     ),
     (
         "1. Bring a camera for security, 9\n2. Dress well, 10: more\n3. Plan ahead",
@@ -496,6 +505,14 @@ LEGITIMATE = [
     "Teach others to help",
     "Know your why",
     "Start with why",
+    # What a person says of themself (interviews, vows, cover letters), not the assistant (outside check AN).
+    "I am a strong communicator with experience answering customer questions",
+    "I will ask thoughtful questions at the end",
+    "I am passionate about AI and machine learning",
+    "I am writing to apply for the information security analyst role",
+    "I will always answer when you call",
+    "I'm happy to answer any questions you have",
+    "I can look up that information for you",
 ]
 
 
