@@ -36,7 +36,8 @@ _LETTER = re.compile(r"[^\W\d_]")
 # "The answer is a concise explanation", "Here's a one-to-three-sentence version of the point:",
 # "Referring to an answer, ...", "The answer is not a label or a question.", "As I mentioned in my
 # previous response", "The question asks about the causes of earthquakes", the model's own name from
-# its chat template ("A helpful AI assistant, SmolLM, trained by Hugging Face"), "I'll write: ...".
+# its chat template ("A helpful AI assistant, SmolLM, trained by Hugging Face"), "I'll write: ...", "The
+# answer is to find a solution to the problem of hiccups." (outside checks AN and AO).
 _META = re.compile(
     r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
         \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
@@ -58,6 +59,7 @@ _META = re.compile(
       | ^\s*the\s+question\s+is\s+an?\b
       | ^\s*(?:the|this|your)\s+question\s+(?:asks|is\s+asking)\s+(?:about|for|what|how|why|whether|which)\b
       | ^\s*the\s+answer\s+is\s+a\s+bit\b
+      | ^\s*the\s+answer\s+is\s+(?:not|to\s+find)\s+an?\s+solution\s+to\s+the\s+problem\b
       | \bquestion\s+that\s+requires\s+an?\s+(?:\w+\s+)?answer\b
       | ^\s*(?:(?:A|Answer)\s*:\s*)?your\s+answer\s*[.!]?\s*$
       | \banswer\s+is\s+an?\s+(?:\w+\s+){0,3}(?:explanation|answer|response)\b""",

@@ -423,6 +423,11 @@ _ABOUT_THE_TASK = re.compile(
     r"^(?:(?:the|this|my|your|an?)\s+(?:(?:good|complete|full|short)\s+)?(?:answer|question|outline|response)"
     r"|(?:the|this)\s+list)\s+(?:is|was|will|should|must|contains?|has)\b"
     r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b"
+    # "Do not provide a solution", "Do not list the details", "Do not add anything else to the list", "Do not
+    # use any other keywords to create a new answer" (outside check AO): the prompt's "do not" riffed on.
+    r"|^(?:do\s+not|don['’]t)\s+(?:provide|give|offer)\s+(?:an?\s+|the\s+|any\s+)?(?:solution|answer)s?\b"
+    r"|^(?:do\s+not|don['’]t)\s+(?:list|add|include|use|write)\s+(?:the\s+details\b|anything\s+else\s+to\s+the\s+list\b"
+    r"|any\s+(?:other|additional)\s+(?:keywords?|information)\b)"
     r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b"
     r"|^the\s+answer$"
     # "I am a helpful AI with the ability to provide answers", "I will provide detailed answers to your

@@ -177,6 +177,9 @@ CASES = [
     # Outside check AE: a placeholder answer.
     ("A: Your Answer", 1, ""),
     ("Write it in your answer. Keep it short.", 1, "Write it in your answer. Keep it short."),
+    # Outside checks AN and AO: a solution to the problem, talked of instead of given.
+    ("The answer is to find a solution to the problem of hiccups.", 1, ""),
+    ("The answer is not a solution to the problem of keeping your bike from getting stolen. Lock it.", 1, "Lock it."),
     # Outside check AD: talk about the answer.
     ("The answer is a bit unconventional, but it is a great example. Storms rotate.", 1, "Storms rotate."),
     # Outside check AC: the model's name from its chat template, talk of rewriting the title.
@@ -264,6 +267,7 @@ CONTENT = [
     "Open with a one-to-three-sentence summary of the project. Reviewers read it first.",
     "As I mentioned earlier, hydration matters: drink eight glasses a day.",
     "The point is: say less.",
+    "The answer is a solution to the problem of scale: shard the table.",
 ]
 
 

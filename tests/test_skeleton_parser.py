@@ -367,6 +367,14 @@ CASES = [
         "4. The question of fees",
         ["Index funds", "An answer key", "The question of fees"],
     ),
+    # Outside check AO: the prompt's "do not" riffed on; advice that starts with "do not" stays.
+    (
+        "1. Do not provide a solution\n2. Do not list the details\n3. Do not add anything else to the list\n"
+        "4. Do not use any additional information to create a different answer\n"
+        "5. Do not use any other keywords to create a new answer\n6. Do not leave your bike unlocked\n"
+        "7. Don't use cable locks alone\n8. Do not provide personal details online",
+        ["Do not leave your bike unlocked", "Don't use cable locks alone", "Do not provide personal details online"],
+    ),
     # Outside check AN: the assistant describing itself; vows and "I" statements stay.
     (
         "1. Aftercare\n2. I am a helpful AI with the ability to provide answers\n"
