@@ -7,6 +7,7 @@ same cleaned answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ._abbreviations import NOT_AFTER_ABBREVIATION
 
@@ -278,6 +279,24 @@ def tidy_expansion(
 
 # The model talking about its task: a sampled last try that does is no better than no text.
 _TASK_TALK = re.compile(r"\b(?:point|answer|sentences?|questions?|request|rewrit\w*|version|title|label)\b", re.I)
+
+
+# Expansions that open on this many words alike say one thing: "The first time scuba diving is a rite of
+# passage that requires ..." / "... a rite of passage, but it's essential ..." (outside check AP).
+_SAME_OPENING_WORDS = 8
+
+
+def says_again(text: str, others: Iterable[str]) -> bool:
+    """Whether `text` says what one of `others` (other points' expansions) said: the same words, or the
+    same opening of several words (outside checks AM-AP: two points of one answer expanded alike)."""
+    words = _words_of(text).split()
+    for other in others:
+        said = _words_of(other).split()
+        if said == words or (
+            len(words) >= _SAME_OPENING_WORDS and said[:_SAME_OPENING_WORDS] == words[:_SAME_OPENING_WORDS]
+        ):
+            return True
+    return False
 
 
 def talks_about_task(text: str, title: str, question: str) -> bool:

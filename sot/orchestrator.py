@@ -26,7 +26,7 @@ from . import constants, events
 from ._draft import Draft
 from ._sanitize import sanitize
 from ._shape import SkeletonShape
-from ._tidy import talks_about_task, tidy_expansion
+from ._tidy import says_again, talks_about_task, tidy_expansion
 from .backends.base import Backend, ChatRequest, Constraint
 from .calls import Caller, CallOutcome
 from .errors import SotError, point_error, skeleton_error
@@ -415,11 +415,12 @@ class Orchestrator:
         on_restart: Callable[[int], None],
         led: CallOutcome,
     ) -> str:
-        """Led, a small model may take its lead for the whole point and stop, or recite: asked once
-        more without the lead, it writes something of its own; where greedy decoding only recites
-        the title again ("The answer is: <title>"), once more sampled, and a sampled text that talks
-        about points, answers or the request at all is not taken (it wanders there). Optional: if
-        those calls fail or say nothing, the point shows its title, as it would have without them."""
+        """Led, a small model may take its lead for the whole point and stop, recite, or say what
+        another point said: asked once more without the lead, it writes something of its own; where
+        greedy decoding only recites the title again ("The answer is: <title>"), once more sampled, and
+        a sampled text that talks about points, answers or the request at all is not taken (it wanders
+        there). Optional: if those calls fail or say nothing, the point shows its title, as it would
+        have without them."""
         run.records.append(led.record)
         attempts = led.record.attempts
         # Sampled once more only after greedy tries: where the calls were sampled already, a cooler
@@ -434,7 +435,12 @@ class Orchestrator:
             run.records.append(unled.record)
             attempts += unled.record.attempts
             text = self._tidy(unled, run.question, points, index)
-            if text and not (sampled and talks_about_task(text, points[index], run.question)):
+            others = (t for i, t in run.expansions.items() if i != index)
+            if (
+                text
+                and not (sampled and talks_about_task(text, points[index], run.question))
+                and not says_again(text, others)
+            ):
                 return text
         return ""
 
@@ -476,6 +482,11 @@ class Orchestrator:
                 outcome = await call(small)
                 text = self._tidy(outcome, run.question, points, index)
                 record: CallRecord | None = outcome.record
+                if small and text and says_again(text, (t for i, t in run.expansions.items() if i != index)):
+                    # Two points a small model expanded alike read as one point said twice: the later
+                    # one is asked once more, as an empty one is.
+                    log.info("point %d: its expansion says what another point's did; asking once more", index + 1)
+                    text = ""
                 if not text and small:
                     text = await self._unled(run, points, index, call, on_restart, outcome)
                     record = None  # _unled keeps the records of both calls

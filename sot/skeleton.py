@@ -424,10 +424,12 @@ _ABOUT_THE_TASK = re.compile(
     r"|(?:the|this)\s+list)\s+(?:is|was|will|should|must|contains?|has)\b"
     r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b"
     # "Do not provide a solution", "Do not list the details", "Do not add anything else to the list", "Do not
-    # use any other keywords to create a new answer" (outside check AO): the prompt's "do not" riffed on.
-    r"|^(?:do\s+not|don['’]t)\s+(?:provide|give|offer)\s+(?:an?\s+|the\s+|any\s+)?(?:solution|answer)s?\b"
-    r"|^(?:do\s+not|don['’]t)\s+(?:list|add|include|use|write)\s+(?:the\s+details\b|anything\s+else\s+to\s+the\s+list\b"
-    r"|any\s+(?:other|additional)\s+(?:keywords?|information)\b)"
+    # write a single sentence in the outline", "Do not include the last point of the list" (outside check AO):
+    # the prompt's "do not" riffed on ("Don't give one-word answers", "Do not write long sentences" stay).
+    r"|^(?:do\s+not|don['’]t)\s+provide\s+an?\s+(?:solution|suggestion|answer)\b"
+    r"|^(?:do\s+not|don['’]t)\s+(?:write|include|provide|add|use|list|give|repeat)\b.*?(?:\boutline\b"
+    r"|\bthe\s+(?:list|details)\b|\b(?:last|first|next|this|a)\s+point\b|\banything\s+else\b"
+    r"|\bany\s+(?:other\s+|additional\s+)?(?:information|keywords?)\b)"
     r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b"
     r"|^the\s+answer$"
     # "I am a helpful AI with the ability to provide answers", "I will provide detailed answers to your

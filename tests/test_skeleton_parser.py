@@ -372,8 +372,17 @@ CASES = [
         "1. Do not provide a solution\n2. Do not list the details\n3. Do not add anything else to the list\n"
         "4. Do not use any additional information to create a different answer\n"
         "5. Do not use any other keywords to create a new answer\n6. Do not leave your bike unlocked\n"
-        "7. Don't use cable locks alone\n8. Do not provide personal details online",
-        ["Do not leave your bike unlocked", "Don't use cable locks alone", "Do not provide personal details online"],
+        "7. Don't use cable locks alone\n8. Do not provide personal details online\n"
+        "9. Do not write a single sentence in the outline\n10. Do not provide a suggestion to someone\n"
+        "11. Do not include any information\n12. Do not include the last point of the list\n"
+        "13. Don't give one-word answers\n14. Do not write long sentences",
+        [
+            "Do not leave your bike unlocked",
+            "Don't use cable locks alone",
+            "Do not provide personal details online",
+            "Don't give one-word answers",
+            "Do not write long sentences",
+        ],
     ),
     # Outside check AN: the assistant describing itself; vows and "I" statements stay.
     (

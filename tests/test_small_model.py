@@ -179,6 +179,8 @@ async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: 
             yield "Sleep more." if request.messages[-1].content.startswith("1.") else ""
         elif unled == "error":
             raise ServerError("the server failed", status_code=500)
+        elif unled and "Walk daily" in request.messages[-1].content:
+            yield "Walking helps."  # (the same text as point 2's would be asked for once more)
         else:
             yield unled
 
@@ -198,6 +200,51 @@ async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: 
     assert len(greedy) == 2 and len(sampled) == (2 if unled == "" else 0)
     if unled == "":
         assert [r.seed for r in sampled] == [constants.SECOND_LOOK_SEED] * 2
+
+
+# Outside checks AM-AP: two points of one answer expanded word for word alike, or on one long opening.
+# Where the greedy try without the lead says it again too, a sampled one follows.
+@pytest.mark.parametrize(
+    ("said", "again"),
+    [
+        ("Rest and eat well every day.", False),
+        ("The first time you try it is a rite of passage, so {title} matters.", False),
+        ("Rest and eat well every day.", True),
+    ],
+)
+async def test_an_expansion_that_says_what_another_point_said_is_asked_once_more(said: str, again: bool) -> None:
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if is_skeleton(request):
+            yield "1. Sleep well\n2. Eat greens\n3. Walk daily\n"
+            return
+        title = next(t for t in ("Sleep well", "Eat greens", "Walk daily") if t in request.messages[-1].content)
+        led = request.messages[-1].role == "assistant"
+        sampled = request.temperature == constants.SAMPLED_POINT_TEMPERATURE
+        yield said.format(title=title) if led or (again and not sampled) else f"Only this on {title}."
+
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
+    kept = [e for e, t in zip(answer.expansions, answer.points, strict=True) if e == said.format(title=t)]
+    retold = [e for e, t in zip(answer.expansions, answer.points, strict=True) if e == f"Only this on {t}."]
+    # The first to finish keeps its text; each of the others is asked once more, unled, and says its own.
+    assert len(kept) == 1 and len(retold) == 2
+    unled = [r for r in backend.requests if not is_skeleton(r) and r.messages[-1].role != "assistant"]
+    assert len(unled) == (4 if again else 2)
+    assert len([r for r in unled if r.temperature == constants.SAMPLED_POINT_TEMPERATURE]) == (2 if again else 0)
+    assert [line.split(": ", 1)[1] for line in answer.text.splitlines()] == answer.expansions
+
+
+async def test_expansions_of_their_own_are_not_asked_again() -> None:
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if is_skeleton(request):
+            yield "1. Sleep well\n2. Eat greens\n3. Walk daily\n"
+        else:  # alike in their first seven words only
+            yield f"Do this every day of the week: {request.messages[-1].content[:12]}."
+
+    backend = MockBackend(handler)
+    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
+    assert len(set(answer.expansions)) == 3
+    assert len([r for r in backend.requests if not is_skeleton(r)]) == 3
 
 
 async def test_the_small_model_prompts_reach_a_real_server_and_its_answer_reads_right(fake) -> None:
@@ -238,11 +285,12 @@ async def test_a_point_greedy_decoding_only_recites_is_written_sampled(title: st
         elif request.temperature == constants.SAMPLED_POINT_TEMPERATURE:
             yield sampled
         else:
-            yield f"The answer is: {title}" if title in request.messages[-1].content else "Do it."
+            content = request.messages[-1].content
+            yield f"The answer is: {title}" if title in content else ("Do it." if "Sleep" in content else "Walk.")
 
     backend = MockBackend(handler)
     answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
-    assert answer.expansions == ["Do it.", shown, "Do it."]
+    assert answer.expansions == ["Do it.", shown, "Walk."]
     assert answer.text.splitlines()[1] == (f"2. {title}: {shown}" if shown else f"2. {title}")
     # Where the calls were sampled already (no temperature: the server's own), no cooler sample follows.
     backend = MockBackend(handler)
