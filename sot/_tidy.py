@@ -281,22 +281,12 @@ def tidy_expansion(
 _TASK_TALK = re.compile(r"\b(?:point|answer|sentences?|questions?|request|rewrit\w*|version|title|label)\b", re.I)
 
 
-# Expansions that open on this many words alike say one thing: "The first time scuba diving is a rite of
-# passage that requires ..." / "... a rite of passage, but it's essential ..." (outside check AP).
-_SAME_OPENING_WORDS = 8
-
-
 def says_again(text: str, others: Iterable[str]) -> bool:
-    """Whether `text` says what one of `others` (other points' expansions) said: the same words, or the
-    same opening of several words (outside checks AM-AP: two points of one answer expanded alike)."""
-    words = _words_of(text).split()
-    for other in others:
-        said = _words_of(other).split()
-        if said == words or (
-            len(words) >= _SAME_OPENING_WORDS and said[:_SAME_OPENING_WORDS] == words[:_SAME_OPENING_WORDS]
-        ):
-            return True
-    return False
+    """Whether `text` says word for word what one of `others` (other points' expansions) said (outside
+    checks AM-AP: two points of one answer expanded alike). Only the same words: a small model opens many
+    distinct expansions alike ("To stay healthy, it is important to ...")."""
+    words = _words_of(text)
+    return any(_words_of(other) == words for other in others)
 
 
 def talks_about_task(text: str, title: str, question: str) -> bool:

@@ -419,8 +419,8 @@ class Orchestrator:
         another point said: asked once more without the lead, it writes something of its own; where
         greedy decoding only recites the title again ("The answer is: <title>"), once more sampled, and
         a sampled text that talks about points, answers or the request at all is not taken (it wanders
-        there). Optional: if those calls fail or say nothing, the point shows its title, as it would
-        have without them."""
+        there). Optional: if those calls fail, say nothing or say again what another point said, the
+        point shows its title, as it would have without them."""
         run.records.append(led.record)
         attempts = led.record.attempts
         # Sampled once more only after greedy tries: where the calls were sampled already, a cooler
@@ -483,8 +483,9 @@ class Orchestrator:
                 text = self._tidy(outcome, run.question, points, index)
                 record: CallRecord | None = outcome.record
                 if small and text and says_again(text, (t for i, t in run.expansions.items() if i != index)):
-                    # Two points a small model expanded alike read as one point said twice: the later
-                    # one is asked once more, as an empty one is.
+                    # Two points a small model expanded alike read as one point said twice: the one that
+                    # finished later is asked once more, as an empty one is. (No await may come between
+                    # this check and the write to run.expansions below, or both could keep the text.)
                     log.info("point %d: its expansion says what another point's did; asking once more", index + 1)
                     text = ""
                 if not text and small:
@@ -503,7 +504,9 @@ class Orchestrator:
                 run.draft.point_final(index, title)
                 return
         if not text:
-            log.info("point %d: the expansion had nothing but prompt text or a lead-in; showing its title", index + 1)
+            log.info(
+                "point %d: no text of its own (prompt text, a lead-in or another point's); showing its title", index + 1
+            )
         run.expansions[index] = text
         if record is not None:
             run.records.append(record)

@@ -425,11 +425,12 @@ _ABOUT_THE_TASK = re.compile(
     r"|^(?:do\s+not|don['’]t)\s+answer\s+the\s+question\b"
     # "Do not provide a solution", "Do not list the details", "Do not add anything else to the list", "Do not
     # write a single sentence in the outline", "Do not include the last point of the list" (outside check AO):
-    # the prompt's "do not" riffed on ("Don't give one-word answers", "Do not write long sentences" stay).
-    r"|^(?:do\s+not|don['’]t)\s+provide\s+an?\s+(?:solution|suggestion|answer)\b"
-    r"|^(?:do\s+not|don['’]t)\s+(?:write|include|provide|add|use|list|give|repeat)\b.*?(?:\boutline\b"
-    r"|\bthe\s+(?:list|details)\b|\b(?:last|first|next|this|a)\s+point\b|\banything\s+else\b"
-    r"|\bany\s+(?:other\s+|additional\s+)?(?:information|keywords?)\b)"
+    # the prompt's "do not" riffed on, in those shapes only ("Do not offer a solution too quickly", "Don't
+    # provide any information over the phone", "Don't give up at this point" are advice).
+    r"|^(?:do\s+not|don['’]t)\s+provide\s+an?\s+(?:solution|suggestion)(?:\s+to\s+(?:someone|anyone))?$"
+    r"|^(?:do\s+not|don['’]t)\s+(?:write|include|add|use|list)\s+(?:a\s+single\s+sentence\s+in\s+the\s+outline"
+    r"|the\s+(?:last|first|next)\s+point\s+of\s+the\s+list|anything\s+else\s+to\s+the\s+list|the\s+details$"
+    r"|any\s+information$|any\s+(?:other|additional)\s+(?:information|keywords?)\s+to\s+(?:create|make|write))\b"
     r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b"
     r"|^the\s+answer$"
     # "I am a helpful AI with the ability to provide answers", "I will provide detailed answers to your

@@ -375,13 +375,20 @@ CASES = [
         "7. Don't use cable locks alone\n8. Do not provide personal details online\n"
         "9. Do not write a single sentence in the outline\n10. Do not provide a suggestion to someone\n"
         "11. Do not include any information\n12. Do not include the last point of the list\n"
-        "13. Don't give one-word answers\n14. Do not write long sentences",
+        "13. Don't give one-word answers\n14. Do not write long sentences\n15. Don't give up at this point\n"
+        "16. Do not write your essay without an outline\n17. Don't provide any information over the phone\n"
+        "18. Do not offer a solution too quickly\n19. Do not use the list price as the final price",
         [
             "Do not leave your bike unlocked",
             "Don't use cable locks alone",
             "Do not provide personal details online",
             "Don't give one-word answers",
             "Do not write long sentences",
+            "Don't give up at this point",
+            "Do not write your essay without an outline",
+            "Don't provide any information over the phone",
+            "Do not offer a solution too quickly",
+            "Do not use the list price as the final price",
         ],
     ),
     # Outside check AN: the assistant describing itself; vows and "I" statements stay.

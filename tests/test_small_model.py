@@ -202,13 +202,12 @@ async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: 
         assert [r.seed for r in sampled] == [constants.SECOND_LOOK_SEED] * 2
 
 
-# Outside checks AM-AP: two points of one answer expanded word for word alike, or on one long opening.
+# Outside checks AM-AP: two points of one answer expanded word for word alike.
 # Where the greedy try without the lead says it again too, a sampled one follows.
 @pytest.mark.parametrize(
     ("said", "again"),
     [
         ("Rest and eat well every day.", False),
-        ("The first time you try it is a rite of passage, so {title} matters.", False),
         ("Rest and eat well every day.", True),
     ],
 )
@@ -238,12 +237,13 @@ async def test_expansions_of_their_own_are_not_asked_again() -> None:
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
         if is_skeleton(request):
             yield "1. Sleep well\n2. Eat greens\n3. Walk daily\n"
-        else:  # alike in their first seven words only
-            yield f"Do this every day of the week: {request.messages[-1].content[:12]}."
+        else:  # a small model opens many distinct expansions alike, restating the question
+            title = next(t for t in ("Sleep well", "Eat greens", "Walk daily") if t in request.messages[-1].content)
+            yield f"To stay healthy and fit, it is important to {title.lower()} every day."
 
     backend = MockBackend(handler)
     answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
-    assert len(set(answer.expansions)) == 3
+    assert len(set(answer.expansions)) == 3 and all(answer.expansions)
     assert len([r for r in backend.requests if not is_skeleton(r)]) == 3
 
 
