@@ -431,7 +431,9 @@ _ABOUT_THE_TASK = re.compile(
     r"|^(?:do\s+not|don['’]t)\s+(?:write|include|add|use|list)\s+(?:a\s+single\s+sentence\s+in\s+the\s+outline"
     r"|the\s+(?:last|first|next)\s+point\s+of\s+the\s+list|anything\s+else\s+to\s+the\s+list|the\s+details$"
     r"|any\s+information$|any\s+(?:other|additional)\s+(?:information|keywords?)\s+to\s+(?:create|make|write))\b"
-    r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b"
+    r"|\bhere\s+is\s+the\s+outline\b|\boutline\s+of\s+a\s+numbered\s+list\b|\bprovide\s+a\s+numbered\s+list\b"
+    # "The first point is to answer the question" (outside check AR): the outline's own task as a point.
+    r"|^the\s+(?:first|second|third|fourth|fifth|next|last)\s+point\s+is\s+to\s+(?:answer|provide|write|give|list)\b"
     r"|^the\s+answer$"
     # "I am a helpful AI with the ability to provide answers", "I will provide detailed answers to your
     # questions", "I will not provide any information" (outside check AN): the assistant describing itself

@@ -367,6 +367,12 @@ CASES = [
         "4. The question of fees",
         ["Index funds", "An answer key", "The question of fees"],
     ),
+    # Outside check AR: the outline's own task as its points; a first point that is advice stays.
+    (
+        "1. The first point is to answer the question\n2. The second point is to provide a numbered list of 3\n"
+        "3. The first point is to listen\n4. Use a numbered list for steps",
+        ["The first point is to listen", "Use a numbered list for steps"],
+    ),
     # Outside check AO: the prompt's "do not" riffed on; advice that starts with "do not" stays.
     (
         "1. Do not provide a solution\n2. Do not list the details\n3. Do not add anything else to the list\n"
