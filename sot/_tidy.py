@@ -85,6 +85,9 @@ _NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
 # title and its colon, after a colon or semicolon. A list of the point's own starts at 1, and stays.
 _INLINE_POINT = re.compile(r"(?<=[:;]\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
 _OWN_LIST = re.compile(r"(?:^|(?<=\s))1[.)]\s")
+# The next point's number and a title of the model's own after a sentence ("... your goals. 2. Prioritize
+# tasks effectively: ...", README's first answer): a small model's stop on "\n2." missed it inline.
+_RUN_ON_POINT = re.compile(r"(?<=[.!?]\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
 # The "9." of a list run on in a line (", 9. Camera") ends nothing; "... between 18 and 25." does.
 _LIST_NUMBER = r"(?<![,;]\s\d)(?<![,;]\s\d\d)"
 # Nor does an abbreviation: "vs.", "e.g.", "Dr.", "St.", an initial.
@@ -200,6 +203,9 @@ def tidy_expansion(
     inline = next((m for m in _INLINE_POINT.finditer(text) if int(m.group(1)) >= 2), None)
     if inline is not None and not _OWN_LIST.search(text[: inline.start()]):
         text = text[: inline.start()]
+    run_on = next((m for m in _RUN_ON_POINT.finditer(text) if int(m.group(1)) == index + 2), None)
+    if run_on is not None and not _OWN_LIST.search(text[: run_on.start()]):
+        text = text[: run_on.start()].rstrip()
     if capped:  # a loop runs until the token limit stops it; parallel wording in a finished text stays
         text = _unloop(text)
     text = _BRACKETED.sub(unwrap, text)

@@ -196,6 +196,14 @@ CASES = [
     ("that is, pick what you will use.", 1, "that is, pick what you will use."),
     (", iPhone users get updates first.", 1, "iPhone users get updates first."),
     ("; rest, then go on.", 1, "Rest, then go on."),
+    # README's first answer, later: the model ran on into points of its own, numbered from the next.
+    (
+        "Clear goals help you focus. 2. Prioritize tasks effectively: Set goals. 3. Use tools: Utilize tools.",
+        0,
+        "Clear goals help you focus.",
+    ),
+    ("Steps help. 1. Mix: stir well. 2. Bake: at 200C.", 0, "Steps help. 1. Mix: stir well. 2. Bake: at 200C."),
+    ("Rest often. 3. Walk: daily.", 0, "Rest often. 3. Walk: daily."),
     # README's first answer: the point's own title recited after a label and its number.
     ("Sleep lowers stress. The answer is: 2. Enhanced sleep quality.", 1, "Sleep lowers stress."),
     ("Names help. 3. Clear naming. Names last.", 2, "Names help. Names last."),
