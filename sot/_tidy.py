@@ -83,11 +83,12 @@ _PROMPT_LINE = re.compile(
 _NEXT_POINT = re.compile(r"(?:^|\n)[ \t]*(\d{1,2}[.)]|[-*•])?[ \t]*(.*)")
 # The same within a line ("... values: 3. Prepare for the interview: 4. Practice ..."): a numbered
 # title and its colon, after a colon or semicolon. A list of the point's own starts at 1, and stays.
-_INLINE_POINT = re.compile(r"(?<=[:;]\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
+_NUMBERED_TITLE = r"(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)"
+_INLINE_POINT = re.compile(r"(?<=[:;]\s)" + _NUMBERED_TITLE)
 _OWN_LIST = re.compile(r"(?:^|(?<=\s))1[.)]\s")
-# The next point's number and a title of the model's own after a sentence ("... your goals. 2. Prioritize
-# tasks effectively: ...", README's first answer): a small model's stop on "\n2." missed it inline.
-_RUN_ON_POINT = re.compile(r"(?<=[.!?]\s)(\d{1,2})\.\s+[^\W\d_][^.:!?\n]{0,60}:(?=\s|$)")
+# After a sentence, only the next point's number and a title of the model's own ("... your goals. 2.
+# Prioritize tasks effectively: ...", README's first answer): a small model's stop on "\n2." missed it inline.
+_RUN_ON_POINT = re.compile(r"(?<=[.!?]\s)" + _NUMBERED_TITLE)
 # The "9." of a list run on in a line (", 9. Camera") ends nothing; "... between 18 and 25." does.
 _LIST_NUMBER = r"(?<![,;]\s\d)(?<![,;]\s\d\d)"
 # Nor does an abbreviation: "vs.", "e.g.", "Dr.", "St.", an initial.

@@ -66,6 +66,10 @@ class _Run:
     error: SotError | None = None
     first_expansion_token_s: float | None = None
 
+    def other_expansions(self, index: int) -> list[str]:
+        """The expansions finished so far of every point but `index`."""
+        return [text for i, text in self.expansions.items() if i != index]
+
     def take_new_points(self) -> list[str]:
         """Points the current attempt adds to the outline.
 
@@ -435,11 +439,10 @@ class Orchestrator:
             run.records.append(unled.record)
             attempts += unled.record.attempts
             text = self._tidy(unled, run.question, points, index)
-            others = (t for i, t in run.expansions.items() if i != index)
             if (
                 text
                 and not (sampled and talks_about_task(text, points[index], run.question))
-                and not says_again(text, others)
+                and not says_again(text, run.other_expansions(index))
             ):
                 return text
         return ""
@@ -482,7 +485,7 @@ class Orchestrator:
                 outcome = await call(small)
                 text = self._tidy(outcome, run.question, points, index)
                 record: CallRecord | None = outcome.record
-                if small and text and says_again(text, (t for i, t in run.expansions.items() if i != index)):
+                if small and text and says_again(text, run.other_expansions(index)):
                     # Two points a small model expanded alike read as one point said twice: the one that
                     # finished later is asked once more, as an empty one is. (No await may come between
                     # this check and the write to run.expansions below, or both could keep the text.)
