@@ -105,6 +105,9 @@ async def _acquire(lock: FileLock) -> bool:
             continue
 
 
+BUNDLED_MODEL_PROFILE = "small"  # backends/small_model/
+
+
 class LocalBackend:
     """A started (or reused) local server and the backend that talks to it."""
 
@@ -112,10 +115,19 @@ class LocalBackend:
         self.backend = backend
         self.server = server
         self._lock = lock
+        # The model profile (sot/profiles.py) for what this backend serves: set by start().
+        self.profile: str | None = None
 
     @classmethod
     async def start(cls, config: LocalConfig | None = None, **overrides: Any) -> LocalBackend:
         config = config or LocalConfig(**overrides)
+        local = await cls._start(config)
+        # The bundled 135M model gets its own profile; a --gguf of the user's own may be any size.
+        local.profile = BUNDLED_MODEL_PROFILE if config.gguf is None else None
+        return local
+
+    @classmethod
+    async def _start(cls, config: LocalConfig) -> LocalBackend:
         url = await advertised_url()
         if url:
             return cls(_backend(url), None, None)

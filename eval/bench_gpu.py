@@ -136,6 +136,8 @@ async def run_slots(args: argparse.Namespace, slots: int, questions: list[dict[s
         print(f"slots {slots}: throughput {tps}", flush=True)
         options: dict[str, Any] = {
             "temperature": 0,
+            # The profile the embedded server picks for what it serves (the bundled model: small).
+            "profile": local.profile,
             "max_parallel": slots,
             "max_tokens": args.max_tokens,
             "point_max_tokens": args.point_max_tokens,

@@ -42,6 +42,8 @@ async def main(args: argparse.Namespace) -> None:
         results = []
         options: dict[str, Any] = {
             "temperature": 0,
+            # The profile the embedded server picks for what it serves (the bundled model: small).
+            "profile": local.profile,
             "max_parallel": 8,
         }
         async with sot.Client(backend=local.backend, **options) as client:

@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 
 import sot
-from sot.skeleton import DANGLING_WORDS
+from sot.backends.small_model._outline import DANGLING_WORDS
 from sot.templates import EXPAND, Prompts
 
 HERE = Path(__file__).resolve().parent

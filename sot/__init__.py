@@ -29,9 +29,10 @@ from .errors import (
     TemplateError,
 )
 from .options import Options
+from .outline import SkeletonParser, parse_skeleton, split_title
+from .profiles import GenericProfile, PointJob, Profile, profile_named, strip_echo
 from .result import Answer, Timings, Usage
 from .router import Route, route
-from .skeleton import SkeletonParser, parse_skeleton
 
 # A library logs; the application decides what to show (the CLI: sot/_logging.py).
 _getLogger("sot").addHandler(_NullHandler())
@@ -60,9 +61,12 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "ContextLengthError",
+    "GenericProfile",
     "LocalServerError",
     "Options",
     "PointError",
+    "PointJob",
+    "Profile",
     "ProtocolError",
     "RateLimitError",
     "RequestTimeoutError",
@@ -79,6 +83,9 @@ __all__ = [
     "ask",
     "events",
     "parse_skeleton",
+    "profile_named",
     "route",
+    "split_title",
     "stream",
+    "strip_echo",
 ]

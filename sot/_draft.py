@@ -27,11 +27,25 @@ log = logging.getLogger("sot.answer")
 
 def point_line(index: int, title: str, body: str) -> str:
     """One point as the answer shows it: ``N. Title: body`` (just the title when it has no body; a
-    title that asks or exclaims is followed by its body as by a sentence: "Can you afford it? Check ...")."""
+    title that asks or exclaims is followed by its body as by a sentence: "Can you afford it? Check ...").
+    A body of several lines (paragraphs, a list, a code block) starts on a line of its own under the
+    title in bold, so markdown renders it whole and plain text keeps its lines as the model wrote them."""
     head = heading(title)
     if not body or body == title:
         return f"{index + 1}. {head}"
+    if _multiline(body):
+        return f"{index + 1}. **{head}**\n\n{body}"
     return f"{index + 1}. {head}{after_title(head)}{body}"
+
+
+def _multiline(body: str) -> bool:
+    return "\n" in body
+
+
+def point_gap(before: str, body: str) -> str:
+    """What separates a point from the one before it: a line break, or a blank line where either has
+    several lines (else markdown would run the next point into the last paragraph)."""
+    return "\n\n" if _multiline(before) or _multiline(body) else "\n"
 
 
 def heading(title: str) -> str:
@@ -89,7 +103,8 @@ class Draft:
             return
         while self._next_point in self._bodies and self._next_point < len(self._titles):
             i = self._next_point
-            self._commit(("\n" if i else "") + point_line(i, self._titles[i], self._bodies[i]))
+            gap = point_gap(self._bodies[i - 1], self._bodies[i]) if i else ""
+            self._commit(gap + point_line(i, self._titles[i], self._bodies[i]))
             self._next_point += 1
 
     # Sequential ----------------------------------------------------------------------------------

@@ -116,8 +116,8 @@ LlamaServerOption = Annotated[
 MaxPoints = Annotated[
     int | None,
     typer.Option(
-        help=f"Most skeleton points kept (default {constants.DEFAULT_MAX_POINTS}; the embedded model keeps its "
-        f"first {constants.SMALL_MODEL_KEPT_POINTS}).",
+        help=f"Most skeleton points kept (default {constants.DEFAULT_MAX_POINTS}; the embedded model's profile keeps "
+        "fewer).",
         show_default=False,
     ),
 ]
@@ -155,6 +155,15 @@ KeepReasoning = Annotated[
     bool, typer.Option("--keep-reasoning", help="Keep a reasoning model's thinking in the Answer (never in its text).")
 ]
 RouterOption = Annotated[str, typer.Option("--router", help="Router for --mode auto: learned, rules or llm.")]
+ProfileOption = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        help="Model profile: generic (the model's text as written) or small (repairs for small local models; "
+        "the embedded model's default).",
+        show_default=False,
+    ),
+]
 DialectOption = Annotated[
     str, typer.Option("--dialect", help="Server kind for constrained skeletons: openai, llama.cpp or vllm.")
 ]
@@ -198,6 +207,7 @@ def ask(
     allow_partial: AllowPartial = False,
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
+    profile: ProfileOption = None,
     prompts: PromptsDir = None,
     reasoning: ReasoningOption = constants.DEFAULT_REASONING,
     keep_reasoning: KeepReasoning = False,
@@ -228,6 +238,7 @@ def ask(
             allow_partial=allow_partial,
             pipeline=pipeline,
             router=router,
+            profile=profile,
             prompts_dir=prompts,
             reasoning=reasoning,
             keep_reasoning=keep_reasoning,

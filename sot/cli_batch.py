@@ -36,6 +36,7 @@ from .cli import (
     Model,
     Pipeline,
     PointMaxTokens,
+    ProfileOption,
     RouterOption,
     Temperature,
     Timeout,
@@ -78,6 +79,7 @@ def batch(
     max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
+    profile: ProfileOption = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     debug: Debug = False,
 ) -> None:
@@ -101,6 +103,7 @@ def batch(
             max_retries=max_retries,
             pipeline=pipeline,
             router=router,
+            profile=profile,
         )
         warn_ignored_model(client, model)
 

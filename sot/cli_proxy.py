@@ -21,6 +21,7 @@ from .cli import (
     ModeOption,
     Pipeline,
     PointMaxTokens,
+    ProfileOption,
     PromptsDir,
     ReasoningOption,
     RouterOption,
@@ -84,6 +85,7 @@ def proxy(
     allow_partial: AllowPartial = False,
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
+    profile: ProfileOption = None,
     prompts: PromptsDir = None,
     reasoning: ReasoningOption = constants.DEFAULT_REASONING,
     dialect: DialectOption = "openai",
@@ -133,6 +135,7 @@ def proxy(
             "allow_partial": allow_partial,
             "pipeline": pipeline,
             "router": router,
+            "profile": profile,
             "prompts_dir": prompts,
             "reasoning": reasoning,
         }

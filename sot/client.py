@@ -20,6 +20,7 @@ from .errors import ConfigurationError, SotError
 from .events import Event
 from .options import OptionOverrides, Options
 from .orchestrator import Orchestrator
+from .profiles import GENERIC, profile_named
 from .result import Answer
 from .router import make_router
 from .templates import Message, Prompts
@@ -179,6 +180,7 @@ class Client:
         # several clients that share `limiter` (the proxy).
         self._limiter = limiter or (anyio.CapacityLimiter(request_limit) if request_limit else None)
         self._local_url: str | None = None
+        self._recommended_profile: str | None = None  # the backend's, where it names one
         if self.options.mode == "auto" and self.options.router == "learned":
             from .router.learned import preload as preload_router
 
@@ -245,9 +247,7 @@ class Client:
             config = LocalConfig(gguf=self._gguf, binary=self._llama_server, slots=self.options.max_parallel)
             local = await LocalBackend.start(config)
             self._local_url = local.server.url if local.server is not None else await advertised_url()
-            if self.options.small_model is None and self._gguf is None:
-                # The bundled model is 135M parameters; a --gguf of the user's own may be any size.
-                self.options = self.options.updated(small_model=True)
+            self._recommended_profile = local.profile
             self._owned.append(local)  # closes its backend, then stops its server
             backend = local.backend
         return backend
@@ -263,7 +263,8 @@ class Client:
         options = self.options.updated(**overrides)
         prompts = self._prompts if options.prompts_dir == self.options.prompts_dir else Prompts(options.prompts_dir)
         router = make_router(options, backend, prompts) if options.mode == "auto" else None
-        return Orchestrator(backend, options, prompts, router, limiter=self._limiter)
+        profile = profile_named(options.profile or self._recommended_profile or GENERIC)
+        return Orchestrator(backend, options, prompts, router, limiter=self._limiter, profile=profile)
 
     async def ask(
         self, question: str | None = None, *, messages: Messages | None = None, **overrides: Unpack[OptionOverrides]

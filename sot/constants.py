@@ -6,11 +6,8 @@ from typing import Final
 
 # Skeleton
 DEFAULT_MAX_POINTS: Final = 10
-# The embedded 135M model is asked for the usual 3 to DEFAULT_MAX_POINTS and keeps its first this many
-# distinct points: past the fifth, its points mostly restate earlier ones. On ten outside sets (X-AG),
-# 13 of the 27 answers graded with a clear repeat had it only in a point after the fifth. Asked for 3 to
-# 5 instead, it wrote outlines of 2 distinct points on 3 of 50 outside questions (none when asked for 10).
-SMALL_MODEL_KEPT_POINTS: Final = 5
+# Model profiles (sot/profiles.py): what suits one model, apart from the generic core.
+PROFILES: Final = ("generic", "small")
 # Fewer usable points than this and the question is answered sequentially.
 MIN_POINTS: Final = 2
 # The shape asked of a skeleton (sot/_shape.py makes the grammar, regex and prompt from these):
@@ -22,23 +19,16 @@ SKELETON_LINE_CHARS: Final = 100
 # A parsed point longer than this is shortened at a phrase boundary.
 MAX_POINT_CHARS: Final = 160
 SKELETON_MAX_TOKENS: Final = 320
-# An outline whose lines were mostly repeats or fragments is asked for once more, sampled this way
-# (and a point a small model only recites greedily, at SAMPLED_POINT_TEMPERATURE, with this seed).
+# An outline a profile asks for again (too few distinct points) is sampled this way; a point a
+# profile asks for again, sampled, takes this seed too.
 SECOND_LOOK_TEMPERATURE: Final = 0.8
 SECOND_LOOK_SEED: Final = 1
-# Outlines asked for after the first while too few distinct points stand (each with the next seed).
-MORE_LOOKS: Final = 2
-# Warm enough to leave the recitation; cooler than 0.8, where three of nine such texts talked about
-# the request on 20 outside questions (0.4 still does at times: such a text is not taken).
-SAMPLED_POINT_TEMPERATURE: Final = 0.4
 
 # Expansion and answers
 DEFAULT_MAX_PARALLEL: Final = 8
 DEFAULT_POINT_MAX_TOKENS: Final = 256
 DEFAULT_MAX_TOKENS: Final = 1024
 DEFAULT_TEMPERATURE: Final[float | None] = None
-# An expansion is one paragraph; a blank line means the model moved on (small models loop there).
-POINT_STOP: Final = ("\n\n",)
 
 # Reasoning models: "off", "low" or "default" (the server's own setting); thinking text is dropped
 # from answers, and kept in the Answer only with keep_reasoning.

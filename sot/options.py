@@ -76,9 +76,10 @@ class Options:
     # None: the server's own (none). On the bundled 135M model a penalty of 0.5 traded verbatim loops, which
     # the parser drops, for reworded repeats it cannot see (eval/results/outline_penalty.md).
     skeleton_frequency_penalty: float | None = None
-    # Prompts made for a small model: each expansion sees its own point only, and its start is written
-    # as the assistant's turn ("2. Title:"). None: on for the embedded server (a 135M model), off elsewhere.
-    small_model: bool | None = None
+    # The model profile (sot/profiles.py): "generic" keeps every model's text as written; "small" is the
+    # bundled 135M model's repairs. None: what the backend recommends (the embedded server's bundled
+    # model: small), else generic.
+    profile: str | None = None
     router: Literal["learned", "rules", "llm"] = constants.DEFAULT_ROUTER
     prompts_dir: str | None = None
     reasoning: Reasoning = constants.DEFAULT_REASONING
@@ -89,6 +90,8 @@ class Options:
             raise ConfigurationError(f"--mode must be auto, sot or sequential, not {self.mode!r}")
         if self.reasoning not in constants.REASONING_LEVELS:
             raise ConfigurationError(f"--reasoning must be off, low or default, not {self.reasoning!r}")
+        if self.profile is not None and self.profile not in constants.PROFILES:
+            raise ConfigurationError(f"--profile must be one of {', '.join(constants.PROFILES)}, not {self.profile!r}")
         if self.router not in constants.ROUTERS:
             raise ConfigurationError(f"--router must be one of {', '.join(constants.ROUTERS)}, not {self.router!r}")
         for name in ("max_parallel", "max_tokens", "point_max_tokens"):
@@ -150,7 +153,7 @@ class OptionOverrides(TypedDict, total=False):
     pipeline: bool | None
     constrain_skeleton: bool | None
     skeleton_frequency_penalty: float | None
-    small_model: bool | None
+    profile: str | None  # generic or small
     router: str | None  # learned, rules or llm
     prompts_dir: str | None
     reasoning: str | None  # off, low or default

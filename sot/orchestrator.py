@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -26,14 +26,13 @@ from . import constants, events
 from ._draft import Draft
 from ._sanitize import sanitize
 from ._shape import SkeletonShape
-from ._tidy import says_again, talks_about_task, tidy_expansion
 from .backends.base import Backend, ChatRequest, Constraint
 from .calls import Caller, CallOutcome
 from .errors import SotError, point_error, skeleton_error
 from .options import Options
+from .profiles import GENERIC, OutlineReader, PointJob, Profile, profile_named
 from .result import Answer, CallRecord, Usage
 from .router.decision import Route
-from .skeleton import SkeletonParser
 from .templates import Message, Prompts, shared_prefix_fraction
 
 Emit = Callable[[events.Event], None]
@@ -55,10 +54,11 @@ class _Run:
     """The mutable state of one SoT answer."""
 
     question: str
-    parser: SkeletonParser  # of the current skeleton attempt
+    parser: OutlineReader  # of the current skeleton attempt
     draft: Draft
     history: tuple[Message, ...] = ()  # earlier turns, sent before every prompt
     points: list[str] = field(default_factory=list)  # the outline: points kept across attempts, in order
+    details: list[str] = field(default_factory=list)  # what the outline said of each point beyond its title
     expansions: dict[int, str] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
     records: list[CallRecord] = field(default_factory=list)
@@ -80,6 +80,7 @@ class _Run:
         known = {point.casefold() for point in self.points}
         fresh = [p for p in self.parser.points[len(self.points) :] if p.casefold() not in known]
         self.points.extend(fresh)
+        self.details.extend(self.parser.detail(p) for p in fresh)
         return fresh
 
 
@@ -106,7 +107,7 @@ async def _outline_call(
     on_restart: Callable[[int], None],
     shape: SkeletonShape,
 ) -> CallOutcome:
-    """One outline's call. Where fewer points are kept than asked for (the embedded model), it is
+    """One outline's call. Where fewer points are kept than asked for (a profile's choice), it is
     closed once it has every point it may keep: the server stops writing what would be dropped.
     Elsewhere it is read to its end, which carries the server's token usage."""
     full = (lambda: run.parser.full) if shape.kept_points < shape.max_points else None
@@ -125,12 +126,14 @@ class Orchestrator:
         prompts: Prompts | None = None,
         router: Router | None = None,
         limiter: anyio.CapacityLimiter | None = None,
+        profile: Profile | None = None,
     ) -> None:
         self.limiter = limiter
         self.backend = backend
         self.options = options
         self.prompts = prompts or Prompts(options.prompts_dir)
         self.router = router
+        self.profile = profile or profile_named(options.profile or GENERIC)
 
     @functools.cached_property
     def shape(self) -> SkeletonShape:
@@ -138,11 +141,11 @@ class Orchestrator:
         (Worked out once: an orchestrator's options never change.)"""
         opts = self.options
         asked = opts.max_points or constants.DEFAULT_MAX_POINTS
-        kept = opts.max_points or (constants.SMALL_MODEL_KEPT_POINTS if opts.small_model else asked)
+        kept = opts.max_points or self.profile.kept_points(asked)
         return SkeletonShape(max_points=asked, kept_points=kept, point_chars=opts.max_point_chars)
 
     def _constraint(self) -> Constraint | None:
-        if not self.options.constrain_skeleton:
+        if not (self.options.constrain_skeleton and self.profile.constrains_outline):
             return None
         return Constraint(gbnf=self.prompts.skeleton_grammar(self.shape), regex=self.shape.regex())
 
@@ -186,6 +189,7 @@ class Orchestrator:
         answer.usage = sum((c.usage for c in answer.calls if c.usage), Usage())
         answer.adaptations = list(dict.fromkeys(note for c in answer.calls for note in c.adaptations))
         answer.reasoning_s = sum(c.reasoning_s for c in answer.calls)
+        answer.profile = self.profile.name
         emit(events.AnswerDone(answer))
         return answer
 
@@ -242,8 +246,8 @@ class Orchestrator:
         answer.timings.first_content_s = outcome.record.first_token_s
         return answer
 
-    def _parser(self, question: str) -> SkeletonParser:
-        return SkeletonParser(shape=self.shape, strict=bool(self.options.small_model), question=question)
+    def _parser(self, question: str) -> OutlineReader:
+        return self.profile.outline_reader(self.shape, question)
 
     async def _sot(
         self, question: str, caller: Caller, emit: Emit, draft: Draft, reason: str, history: tuple[Message, ...]
@@ -300,8 +304,7 @@ class Orchestrator:
                 run.records.append(outcome.record)
                 run.parser.finish(cut=_used_all(outcome, opts.skeleton_max_tokens))
                 dispatch(run.take_new_points())
-                # A remote model is billed per call and rarely needs a third outline: one more look only.
-                for look in range(constants.MORE_LOOKS if opts.small_model else 1):
+                for look in range(self.profile.more_outlines):
                     if not len(run.points) < self.shape.min_points <= run.parser.items:
                         break
                     await self._another_look(run, caller, request, on_skeleton_delta, dispatch, emit, look)
@@ -388,71 +391,44 @@ class Orchestrator:
         on_delta: Callable[[str], None],
         on_restart: Callable[[int], None],
         lead: bool,
-        sampled: bool = False,
+        sample_at: float | None,
     ) -> CallOutcome:
         opts = self.options
-        small = bool(opts.small_model)
-        messages = [*run.history, *self.prompts.expansion(run.question, points, index, small=small, lead=lead)]
+        details = [*run.details[: len(points)], *[""] * (len(points) - len(run.details))]
+        template = self.profile.expansion_template
+        messages = [
+            *run.history,
+            *self.prompts.expansion(run.question, points, index, template=template, lead=lead, details=details),
+        ]
         run.prompts_sent.append("\n".join(m.content for m in messages))
-        seed = constants.SECOND_LOOK_SEED if sampled and opts.seed is None else opts.seed
+        sampled = sample_at is not None
         request = ChatRequest(
             messages,
             max_tokens=opts.point_max_tokens,
-            temperature=constants.SAMPLED_POINT_TEMPERATURE if sampled else opts.temperature,
-            seed=seed,
-            # Led by "2. Title:", a small model goes on to "3. ..." unless stopped there.
-            stop=(*constants.POINT_STOP, f"\n{index + 2}.") if lead else constants.POINT_STOP,
+            temperature=sample_at if sampled else opts.temperature,
+            seed=constants.SECOND_LOOK_SEED if sampled and opts.seed is None else opts.seed,
+            stop=self.profile.expansion_stop(index, lead),
             reasoning=opts.reasoning,
         )
-        # For a small model no text is no fault: its lead may be the whole point (then it is asked
-        # once more, unled), and an empty unled answer leaves the title, as an empty cleaned one does.
         return await caller.call(
-            request, purpose="expand", index=index, on_delta=on_delta, on_restart=on_restart, require_text=not small
+            request,
+            purpose="expand",
+            index=index,
+            on_delta=on_delta,
+            on_restart=on_restart,
+            require_text=self.profile.requires_text,
         )
 
-    async def _unled(
-        self,
-        run: _Run,
-        points: list[str],
-        index: int,
-        call: Callable[[bool, bool], Awaitable[CallOutcome]],
-        on_restart: Callable[[int], None],
-        led: CallOutcome,
-    ) -> str:
-        """Led, a small model may take its lead for the whole point and stop, recite, or say what
-        another point said: asked once more without the lead, it writes something of its own; where
-        greedy decoding only recites the title again ("The answer is: <title>"), once more sampled, and
-        a sampled text that talks about points, answers or the request at all is not taken (it wanders
-        there). Optional: if those calls fail, say nothing or say again what another point said, the
-        point shows its title, as it would have without them."""
-        run.records.append(led.record)
-        attempts = led.record.attempts
-        # Sampled once more only after greedy tries: where the calls were sampled already, a cooler
-        # sample is no way out of a recitation.
-        for sampled in (False, True) if self.options.temperature == 0 else (False,):
-            on_restart(attempts + 1)
-            try:
-                unled = await call(False, sampled)
-            except SotError as exc:
-                log.info("point %d: a try without the lead failed (%s); showing its title", index + 1, exc)
-                return ""
-            run.records.append(unled.record)
-            attempts += unled.record.attempts
-            text = self._tidy(unled, run.question, points, index)
-            if (
-                text
-                and not (sampled and talks_about_task(text, points[index], run.question))
-                and not says_again(text, run.other_expansions(index))
-            ):
-                return text
-        return ""
-
-    def _tidy(self, outcome: CallOutcome, question: str, points: list[str], index: int) -> str:
-        """Cleaned once, here: every view reads the text the Draft commits. An expansion that was only
-        a lead-in ("Sure, here is ...:") or an echo of the prompt is dropped: the point shows its title."""
-        instructions = self.prompts.expansion_instructions(small=bool(self.options.small_model))
-        text = tidy_expansion(outcome.text, points[index], index, points, instructions, question, outcome.capped)
-        return sanitize(text)
+    def _job(self, run: _Run, points: list[str], index: int) -> PointJob:
+        instructions = self.prompts.expansion_instructions(self.profile.expansion_template)
+        return PointJob(
+            run.question,
+            tuple(points),
+            index,
+            tuple(instructions),
+            functools.partial(run.other_expansions, index),
+            self.options.temperature,
+        )
 
     async def _expand(
         self,
@@ -463,9 +439,8 @@ class Orchestrator:
         emit: Emit,
         scope: anyio.CancelScope,
     ) -> None:
-        opts = self.options
         points = list(run.points)  # with pipelining: the skeleton so far
-        small = bool(opts.small_model)
+        tries = _Tries()
 
         def on_delta(text: str) -> None:
             if run.first_expansion_token_s is None:
@@ -475,43 +450,47 @@ class Orchestrator:
         def on_restart(attempt: int) -> None:
             emit(events.ExpansionRestarted(index, attempt))
 
-        async def call(lead: bool, sampled: bool = False) -> CallOutcome:
-            return await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead, sampled)
+        async def call(*, lead: bool = False, sample_at: float | None = None) -> CallOutcome:
+            if tries.calls:  # the profile asks again: what the last call showed is taken back
+                on_restart(tries.attempts + 1)
+            outcome = await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead, sample_at)
+            tries.calls += 1
+            tries.attempts += outcome.record.attempts
+            run.records.append(outcome.record)
+            return outcome
 
         async with limiter:
             emit(events.ExpansionStarted(index))
             start_s = caller.now()
             try:
-                outcome = await call(small)
-                text = self._tidy(outcome, run.question, points, index)
-                record: CallRecord | None = outcome.record
-                if small and text and says_again(text, run.other_expansions(index)):
-                    # Two points a small model expanded alike read as one point said twice: the one that
-                    # finished later is asked once more, as an empty one is. (No await may come between
-                    # this check and the write to run.expansions below, or both could keep the text.)
-                    log.info("point %d: its expansion says what another point's did; asking once more", index + 1)
-                    text = ""
-                if not text and small:
-                    text = await self._unled(run, points, index, call, on_restart, outcome)
-                    record = None  # _unled keeps the records of both calls
+                text = sanitize(await self.profile.expand(self._job(run, points, index), call))
             except SotError as exc:
-                title = points[index]
-                run.failed[index] = str(exc)
-                run.records.append(CallRecord("expand", index, 0, start_s, caller.now(), None, None, error=str(exc)))
-                emit(events.PointDone(index, "", failed=True, error=str(exc)))
-                if not opts.allow_partial and run.error is None:
-                    run.error = point_error(index, title, exc)
-                    scope.cancel()
-                    return
-                log.warning("point %d failed and is kept as its title: %s", index + 1, exc)
-                run.draft.point_final(index, title)
+                failed = CallRecord("expand", index, 0, start_s, caller.now(), None, None, error=str(exc))
+                self._point_failed(run, index, points[index], exc, failed, emit, scope)
                 return
         if not text:
-            log.info(
-                "point %d: no text of its own (prompt text, a lead-in or another point's); showing its title", index + 1
-            )
+            log.info("point %d: no text of its own; showing its title", index + 1)
         run.expansions[index] = text
-        if record is not None:
-            run.records.append(record)
         emit(events.PointDone(index, text))
         run.draft.point_final(index, text)
+
+    def _point_failed(
+        self, run: _Run, index: int, title: str, exc: SotError, record: CallRecord, emit: Emit, scope: anyio.CancelScope
+    ) -> None:
+        run.failed[index] = str(exc)
+        run.records.append(record)
+        emit(events.PointDone(index, "", failed=True, error=str(exc)))
+        if not self.options.allow_partial and run.error is None:
+            run.error = point_error(index, title, exc)
+            scope.cancel()
+            return
+        log.warning("point %d failed and is kept as its title: %s", index + 1, exc)
+        run.draft.point_final(index, title)
+
+
+@dataclass
+class _Tries:
+    """The calls made for one point so far, and their attempts (retries included)."""
+
+    calls: int = 0
+    attempts: int = 0

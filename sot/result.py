@@ -77,9 +77,9 @@ class Timings:
 class Answer:
     """One answer: its text (what every view prints), how it was made, and what it cost.
 
-    ``text`` is the stitched SoT answer (``N. Title: expansion`` per point, in skeleton order, as
-    ``sot._draft.point_line`` writes it) or the sequential answer; ``points`` and ``expansions`` are its
-    parts, ``calls`` every model call made.
+    ``text`` is the stitched SoT answer (``N. Title: expansion`` per point, in skeleton order; a
+    point of several lines as ``N. **Title**`` with its text below, as ``sot._draft.point_line`` writes
+    it) or the sequential answer; ``points`` and ``expansions`` are its parts, ``calls`` every model call made.
     A point with no text of its own (its call failed, listed in ``failed_points``, or it said nothing
     once cleaned) has an empty expansion, and its line in ``text`` is its title alone.
     """
@@ -103,6 +103,7 @@ class Answer:
     # How requests were adapted to what the server accepts ("max_tokens->max_completion_tokens" ...).
     adaptations: list[str] = field(default_factory=list)
     reasoning_s: float = 0.0  # seconds of thinking text over every call (tokens: usage.reasoning_tokens)
+    profile: str = ""  # the model profile that read the outline and settled the expansions (sot/profiles.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -124,4 +125,5 @@ class Answer:
             "pipelined": self.pipelined,
             "adaptations": self.adaptations,
             "reasoning_s": self.reasoning_s,
+            "profile": self.profile,
         }

@@ -24,6 +24,8 @@ EXPAND = "expand.j2"
 EXPAND_LEAD = "expand_lead.j2"
 # For a small model: its own point only (with the whole outline in view, a 135M model recites it).
 EXPAND_SMALL = "expand_small.j2"
+# Profiles' own expansion prompts: a --prompts directory with only an expand.j2 overrides them too.
+PROFILE_EXPANSIONS = (EXPAND_SMALL,)
 SEQUENTIAL = "sequential.j2"
 SKELETON_GRAMMAR = "skeleton.gbnf"  # none is shipped (sot/_shape.py makes it); a --prompts DIR may hold one
 
@@ -124,38 +126,55 @@ class Prompts:
     def sequential(self, question: str) -> list[Message]:
         return [Message("user", self.render(SEQUENTIAL, question=question))]
 
-    def expansion_instructions(self, small: bool = False) -> list[str]:
+    def expansion_instructions(self, template: str = EXPAND) -> list[str]:
         """The expansion prompt's own sentences (no question or point in them): what an echo repeats."""
-        name = self._expansion_template(small)
+        name = self._template(template)
         if name not in self._instructions:
             blank = "\x00"
-            text = self.render(name, question=blank, points=[blank], index=1, point=blank)
+            text = self.render(name, question=blank, points=[blank], details=[""], index=1, point=blank, detail="")
             sentences = re.split(r"(?<=[.!?:])\s+|\n", text)
             self._instructions[name] = [s for s in sentences if s and blank not in s and len(s.split()) >= 4]
         return self._instructions[name]
 
-    def _expansion_template(self, small: bool) -> str:
-        return self._small_template if small else EXPAND
+    def _template(self, name: str) -> str:
+        """A --prompts directory's expand.j2 is used for every expansion, unless it has the profile's own
+        template too (decided once, not with a file check per point)."""
+        if name == EXPAND or name not in self._fallback:
+            return name
+        return self._fallback[name]
 
     @cached_property
-    def _small_template(self) -> str:
-        """Decided once, not with a file check per point: a --prompts directory's expand.j2 is used for
-        small models too, unless it has an expand_small.j2."""
-        if self.user_file(EXPAND) is None or self.user_file(EXPAND_SMALL) is not None:
-            return EXPAND_SMALL
-        return EXPAND
+    def _fallback(self) -> dict[str, str]:
+        if self.user_file(EXPAND) is None:
+            return {}
+        return {name: EXPAND for name in PROFILE_EXPANSIONS if self.user_file(name) is None}
 
     def expansion(
-        self, question: str, points: list[str], index: int, small: bool = False, lead: bool = False
+        self,
+        question: str,
+        points: list[str],
+        index: int,
+        *,
+        template: str = EXPAND,
+        lead: bool = False,
+        details: list[str] | None = None,
     ) -> list[Message]:
         """Expansion prompt for point `index` (0-based); every point's prompt shares one prefix.
 
-        `small`: the prompt for a small model, which sees its own point only. `lead`: end with the
-        point's first words as the assistant's ("2. Title:"), as the SoT paper does for open models;
-        only for servers that accept a conversation ending on the assistant.
+        `template`: the profile's expansion prompt. `details`: what the outline said of each point beyond
+        its title. `lead`: end with the point's first words as the assistant's ("2. Title:"), as the SoT
+        paper does for open models; only for servers that accept a conversation ending on the assistant.
         """
-        variables = {"question": question, "points": points, "index": index + 1, "point": points[index]}
-        messages = [Message("user", self.render(self._expansion_template(small), **variables))]
+        details = details if details is not None else [""] * len(points)
+        variables = {
+            "question": question,
+            "points": points,
+            "details": details,
+            "index": index + 1,
+            "point": points[index],
+            "detail": details[index],
+        }
+        messages = [Message("user", self.render(self._template(template), **variables))]
         if lead:
             messages.append(Message("assistant", self.render(EXPAND_LEAD, **variables)))
         return messages

@@ -34,7 +34,7 @@ async def test_sot_answer_from_the_real_model(local: LocalBackend) -> None:
         temperature=0,
         seed=1,
         max_parallel=4,
-        small_model=True,
+        profile="small",
     )
     async with client:
         answer = await client.ask(QUESTION)

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 
 import anyio
 import pytest
+from tests_support import request_kind
 
 import sot
 from sot import events
@@ -23,9 +24,7 @@ OUTLINE = "".join(f"{i}. {t}\n" for i, t in enumerate(TITLES, 1))
 
 
 def kind(request: ChatRequest) -> str:
-    if request.constraint is not None:
-        return "skeleton"
-    return "expand" if request.stop else "sequential"
+    return request_kind(request)
 
 
 def point_of(request: ChatRequest) -> int:
@@ -104,9 +103,9 @@ async def test_a_pipelined_point_then_a_fallback_leaves_only_the_sequential_answ
 
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
         if kind(request) == "skeleton":
-            yield "1. Lonely point\n"
+            yield "1. Lonely point\n2."  # the next item's marker completes point 1
             await expanded.wait()  # the expansion is final before the skeleton ends
-            yield "Nothing else."
+            yield "\nNothing else."
             return
         if kind(request) == "expand":
             yield "An expansion that must not show."

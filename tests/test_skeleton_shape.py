@@ -12,7 +12,7 @@ from sot import constants
 from sot._shape import SkeletonShape
 from sot.backends.openai_compat import Dialect
 from sot.fake_server import Reply, SeenRequest
-from sot.skeleton import SkeletonParser
+from sot.outline import SkeletonParser
 from sot.templates import Prompts
 
 # Distinct topics, so that no title reads as a repeat of another.
@@ -123,7 +123,7 @@ async def test_max_points_2_sends_a_valid_two_line_constraint(fake, dialect: Dia
         return Reply("Some detail.")
 
     server = fake(handler)
-    answer = await sot.ask("q", base_url=server.url, model="m", mode="sot", max_points=2, dialect=dialect)
+    answer = await sot.ask("q", base_url=server.url, model="m", mode="sot", max_points=2, dialect=dialect, profile="small")
     assert answer.points == ["Sleep on a schedule", "Keep the room dark"]
     body = server.of_kind("skeleton")[0].body
     if dialect == "vllm":

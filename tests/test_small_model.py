@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from tests_support import request_kind
 
 import sot
 from sot import constants
+from sot.backends import small_model
 from sot.backends.base import ChatChunk, ChatRequest
 from sot.backends.mock import MockBackend
 from sot.errors import ServerError
@@ -20,7 +22,7 @@ pytestmark = pytest.mark.anyio
 
 
 def is_skeleton(request: ChatRequest) -> bool:
-    return request.constraint is not None
+    return request_kind(request) == "skeleton"
 
 
 async def test_an_outline_of_repeats_is_asked_for_once_more_and_extended() -> None:
@@ -30,7 +32,7 @@ async def test_an_outline_of_repeats_is_asked_for_once_more_and_extended() -> No
         yield next(outlines) if is_skeleton(request) else "Some text."
 
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", temperature=0).ask("How do I stay healthy?")
+    answer = await sot.Client(backend=backend, mode="sot", temperature=0, profile="small").ask("How do I stay healthy?")
     skeletons = [r for r in backend.requests if is_skeleton(r)]
     assert answer.mode == "sot" and answer.points == ["Sleep well", "Eat greens", "Walk daily"]
     assert [r.temperature for r in skeletons] == [0, constants.SECOND_LOOK_TEMPERATURE]
@@ -52,7 +54,7 @@ async def test_an_outline_still_short_of_points_is_asked_for_again_with_the_next
         yield next(outlines) if is_skeleton(request) else "Some text."
 
     backend = MockBackend(handler)
-    client = sot.Client(backend=backend, mode="sot", temperature=0, small_model=True)
+    client = sot.Client(backend=backend, mode="sot", temperature=0, profile="small")
     answer = await client.ask("How do I stay healthy?")
     assert answer.mode == "sot" and answer.points == ["Sleep well", "Eat greens", "Walk daily"]
     assert outline_requests(backend) == [(0, None), (0.8, 1), (0.8, 2)]
@@ -66,13 +68,13 @@ async def test_outlines_are_asked_for_again_a_bounded_number_of_times() -> None:
         yield REPEATS if is_skeleton(request) else "Some text."
 
     small = MockBackend(handler)
-    answer = await sot.Client(backend=small, mode="sot", temperature=0, small_model=True).ask("How to stay healthy?")
+    answer = await sot.Client(backend=small, mode="sot", temperature=0, profile="small").ask("How to stay healthy?")
     assert len(outline_requests(small)) == 3
     assert answer.mode == "sequential"  # one usable point: a plain answer
-    # A remote model is billed per call: one more outline only.
+    # The generic profile makes exactly one outline call per answer.
     remote = MockBackend(handler)
     await sot.Client(backend=remote, mode="sot", temperature=0).ask("How to stay healthy?")
-    assert len(outline_requests(remote)) == 2
+    assert len(outline_requests(remote)) == 1
 
 
 TEN = "".join(
@@ -97,7 +99,7 @@ TEN = "".join(
 
 @pytest.mark.parametrize(
     ("small", "max_points", "kept"),
-    [(True, None, constants.SMALL_MODEL_KEPT_POINTS), (True, 8, 8), (False, None, constants.DEFAULT_MAX_POINTS)],
+    [(True, None, small_model.KEPT_POINTS), (True, 8, 8), (False, None, constants.DEFAULT_MAX_POINTS)],
 )
 async def test_the_embedded_model_keeps_the_first_points_of_the_outline_it_is_asked_for(
     small: bool, max_points: int | None, kept: int
@@ -106,7 +108,7 @@ async def test_the_embedded_model_keeps_the_first_points_of_the_outline_it_is_as
         yield TEN if is_skeleton(request) else "Some text."
 
     backend = MockBackend(handler)
-    client = sot.Client(backend=backend, mode="sot", temperature=0, small_model=small, max_points=max_points)
+    client = sot.Client(backend=backend, mode="sot", temperature=0, profile="small" if small else "generic", max_points=max_points)
     answer = await client.ask("How do I stay healthy?")
     assert answer.points == [line.split(". ", 1)[1] for line in TEN.splitlines()][:kept]
     assert len(answer.expansions) == kept and len(outline_requests(backend)) == 1
@@ -115,6 +117,9 @@ async def test_the_embedded_model_keeps_the_first_points_of_the_outline_it_is_as
     skeleton = next(r for r in backend.requests if is_skeleton(r))
     assert f"of 3 to {asked} points" in str(skeleton.messages[-1].content)
     grammar = skeleton.constraint.gbnf if skeleton.constraint else None
+    if not small:  # the grammar is the small profile's: a strong model's outline is read as written
+        assert grammar is None
+        return
     assert grammar is not None and f'"{asked}. " point' in grammar and f'"{asked + 1}. "' not in grammar
 
 
@@ -126,9 +131,9 @@ async def test_an_outline_is_left_once_every_point_it_may_keep_is_read() -> None
             pulled.append(line)
             yield line
 
-    client = sot.Client(backend=MockBackend(handler), mode="sot", temperature=0, small_model=True)
+    client = sot.Client(backend=MockBackend(handler), mode="sot", temperature=0, profile="small")
     answer = await client.ask("How do I stay healthy?")
-    kept = constants.SMALL_MODEL_KEPT_POINTS
+    kept = small_model.KEPT_POINTS
     assert len(answer.points) == kept
     # The stream is closed after the line that filled the outline: the server stops writing it.
     assert [line for line in pulled if line[0].isdigit()] == TEN.splitlines(keepends=True)[:kept]
@@ -156,7 +161,7 @@ async def test_another_outline_never_repeats_the_users_own_request() -> None:
         yield REPEATS if is_skeleton(request) else "Some text."
 
     backend = MockBackend(handler)
-    await sot.Client(backend=backend, mode="sot", temperature=0.8, seed=7, small_model=True).ask("How to stay healthy?")
+    await sot.Client(backend=backend, mode="sot", temperature=0.8, seed=7, profile="small").ask("How to stay healthy?")
     assert outline_requests(backend) == [(0.8, 7), (0.8, 8), (0.8, 9)]
 
 
@@ -185,7 +190,7 @@ async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: 
             yield unled
 
     backend = MockBackend(handler)
-    client = sot.Client(backend=backend, mode="sot", small_model=True, max_retries=0, temperature=0)
+    client = sot.Client(backend=backend, mode="sot", profile="small", max_retries=0, temperature=0)
     answer = await client.ask("How do I stay healthy?")
     # The unled answer where there is one; else the title, as before: the second try never fails the answer.
     expected = "Greens feed you." if unled == "Greens feed you." else ""
@@ -195,8 +200,8 @@ async def test_an_expansion_its_lead_left_empty_is_asked_once_more_unled(unled: 
     unled_calls = [r for r in backend.requests if not is_skeleton(r) and r.messages[-1].role != "assistant"]
     # Points 2 and 3 were empty when led; where greedy unled said nothing too, each is asked once more,
     # sampled; a failure ends the tries.
-    greedy = [r for r in unled_calls if r.temperature != constants.SAMPLED_POINT_TEMPERATURE]
-    sampled = [r for r in unled_calls if r.temperature == constants.SAMPLED_POINT_TEMPERATURE]
+    greedy = [r for r in unled_calls if r.temperature != small_model.SAMPLED_POINT_TEMPERATURE]
+    sampled = [r for r in unled_calls if r.temperature == small_model.SAMPLED_POINT_TEMPERATURE]
     assert len(greedy) == 2 and len(sampled) == (2 if unled == "" else 0)
     if unled == "":
         assert [r.seed for r in sampled] == [constants.SECOND_LOOK_SEED] * 2
@@ -218,18 +223,18 @@ async def test_an_expansion_that_says_what_another_point_said_is_asked_once_more
             return
         title = next(t for t in ("Sleep well", "Eat greens", "Walk daily") if t in request.messages[-1].content)
         led = request.messages[-1].role == "assistant"
-        sampled = request.temperature == constants.SAMPLED_POINT_TEMPERATURE
+        sampled = request.temperature == small_model.SAMPLED_POINT_TEMPERATURE
         yield said.format(title=title) if led or (again and not sampled) else f"Only this on {title}."
 
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
+    answer = await sot.Client(backend=backend, mode="sot", profile="small", temperature=0).ask("How to stay healthy?")
     kept = [e for e, t in zip(answer.expansions, answer.points, strict=True) if e == said.format(title=t)]
     retold = [e for e, t in zip(answer.expansions, answer.points, strict=True) if e == f"Only this on {t}."]
     # The first to finish keeps its text; each of the others is asked once more, unled, and says its own.
     assert len(kept) == 1 and len(retold) == 2
     unled = [r for r in backend.requests if not is_skeleton(r) and r.messages[-1].role != "assistant"]
     assert len(unled) == (4 if again else 2)
-    assert len([r for r in unled if r.temperature == constants.SAMPLED_POINT_TEMPERATURE]) == (2 if again else 0)
+    assert len([r for r in unled if r.temperature == small_model.SAMPLED_POINT_TEMPERATURE]) == (2 if again else 0)
     assert [line.split(": ", 1)[1] for line in answer.text.splitlines()] == answer.expansions
 
 
@@ -242,7 +247,7 @@ async def test_expansions_of_their_own_are_not_asked_again() -> None:
             yield f"To stay healthy and fit, it is important to {title.lower()} every day."
 
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
+    answer = await sot.Client(backend=backend, mode="sot", profile="small", temperature=0).ask("How to stay healthy?")
     assert len(set(answer.expansions)) == 3 and all(answer.expansions)
     assert len([r for r in backend.requests if not is_skeleton(r)]) == 3
 
@@ -251,7 +256,7 @@ async def test_the_small_model_prompts_reach_a_real_server_and_its_answer_reads_
     # Over HTTP, as the embedded server is driven: each expansion names its own point only and
     # leads with "N. Title:", which the server's reply (here, as llama.cpp's does) continues.
     server = fake(sot_script(["Sleep well", "Eat greens", "Walk daily"]))
-    async with sot.Client(base_url=server.url, model="m", mode="sot", small_model=True, pipeline=False) as client:
+    async with sot.Client(base_url=server.url, model="m", mode="sot", profile="small", pipeline=False) as client:
         answer = await client.ask("How do I stay healthy?")
     expands = server.of_kind("expand")
     assert sorted(r.point or 0 for r in expands) == [1, 2, 3]
@@ -282,18 +287,18 @@ async def test_a_point_greedy_decoding_only_recites_is_written_sampled(title: st
     async def handler(request: ChatRequest) -> AsyncIterator[str]:
         if is_skeleton(request):
             yield f"1. Sleep well\n2. {title}\n3. Walk daily\n"
-        elif request.temperature == constants.SAMPLED_POINT_TEMPERATURE:
+        elif request.temperature == small_model.SAMPLED_POINT_TEMPERATURE:
             yield sampled
         else:
             content = request.messages[-1].content
             yield f"The answer is: {title}" if title in content else ("Do it." if "Sleep" in content else "Walk.")
 
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", small_model=True, temperature=0).ask("How to stay healthy?")
+    answer = await sot.Client(backend=backend, mode="sot", profile="small", temperature=0).ask("How to stay healthy?")
     assert answer.expansions == ["Do it.", shown, "Walk."]
     assert answer.text.splitlines()[1] == (f"2. {title}: {shown}" if shown else f"2. {title}")
     # Where the calls were sampled already (no temperature: the server's own), no cooler sample follows.
     backend = MockBackend(handler)
-    answer = await sot.Client(backend=backend, mode="sot", small_model=True).ask("How to stay healthy?")
+    answer = await sot.Client(backend=backend, mode="sot", profile="small").ask("How to stay healthy?")
     assert answer.expansions[1] == ""
-    assert not [r for r in backend.requests if r.temperature == constants.SAMPLED_POINT_TEMPERATURE]
+    assert not [r for r in backend.requests if r.temperature == small_model.SAMPLED_POINT_TEMPERATURE]

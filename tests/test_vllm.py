@@ -117,7 +117,7 @@ def test_launcher_lifecycle_health_ask_and_ctrl_c(tmp_path: Path) -> None:
     children = psutil.Process(serve.pid).children(recursive=True)
     assert children
     ask = subprocess.run(
-        [sys.executable, "-m", "sot", "ask", "--json", "--mode", "sot", "--base-url", url, "--dialect", "vllm", "How?"],
+        [sys.executable, "-m", "sot", "ask", "--json", "--mode", "sot", "--base-url", url, "--dialect", "vllm", "--profile", "small", "How?"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -173,7 +173,7 @@ async def test_skeleton_falls_back_to_text_parsing_when_the_constraint_is_ignore
             else Reply("x.")
         )
     )
-    answer = await sot.ask("q", base_url=server.url, model="m", mode="sot", dialect="vllm")
+    answer = await sot.ask("q", base_url=server.url, model="m", mode="sot", dialect="vllm", profile="small")
     assert answer.points == ["Alpha", "Beta"]
     assert "structured_outputs" in server.of_kind("skeleton")[0].body
 

@@ -7,6 +7,7 @@ import os
 import psutil
 import pytest
 
+from sot.backends.base import ChatRequest
 from sot.errors import LocalServerError
 
 QUESTION = "How can I improve my time management skills?"
@@ -29,3 +30,11 @@ def llama_servers_since(started: float) -> list[psutil.Process]:
         if proc.info["name"] == "llama-server" and proc.info["create_time"] >= started - 1:
             found.append(proc)
     return found
+
+
+def request_kind(request: ChatRequest) -> str:
+    """Which of sot's calls an in-process request is, by the shipped prompts' shapes (as the fake server tells)."""
+    prompt = "\n".join(m.content for m in request.messages)
+    if "Write point " in prompt or "The point to write:" in prompt:
+        return "expand"
+    return "skeleton" if prompt.rstrip().endswith("Outline:") else "sequential"

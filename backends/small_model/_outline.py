@@ -18,8 +18,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from sot._shape import SkeletonShape
+
 from ._abbreviations import NOT_AFTER_ABBREVIATION
-from ._shape import SkeletonShape
 
 # "1.", "1)", "(1)", "1:", "1 -", "Step 1.", "Point 1:", "**1.**", "### 1.", "> 1."
 _NUMBERED = re.compile(
@@ -1040,6 +1041,10 @@ class SkeletonParser:
     @property
     def full(self) -> bool:
         return len(self.points) >= self.max_points
+
+    def detail(self, point: str) -> str:
+        """Nothing: a small model's title is all of its point that is kept."""
+        return ""
 
     def feed(self, text: str) -> list[str]:
         """Add streamed text; return the points whose lines became complete."""

@@ -1,7 +1,7 @@
 import pytest
 
-from sot import SkeletonParser, parse_skeleton
 from sot._shape import SkeletonShape
+from sot.backends.small_model._outline import SkeletonParser, parse_skeleton
 
 CASES = [
     ("1. Plan ahead\n2. Sleep well\n3. Eat right", ["Plan ahead", "Sleep well", "Eat right"]),
@@ -60,7 +60,7 @@ CASES = [
         "1. Luxury vs. budget\n2. Phase 1: plan\n3. Phase 2: build\n4. U.S. policy",
         ["Luxury vs. budget", "Phase 1", "Phase 2", "U.S. policy"],
     ),
-    (  # the abbreviations an expansion's sentences know (sot/_abbreviations.py); "No." only before a number
+    (  # the abbreviations an expansion's sentences know (backends/small_model/_abbreviations.py); "No." only before a number
         "1. Hike Mt. Fuji at dawn\n2. Visit St. Mark's Square early\n3. Learn to Say No. It saves time\n"
         "4. Go to bed by 10 p.m. on weeknights\n5. Nature VS. nurture\n6. Rank No. 5 first\n7. Check the tides! They turn fast",
         [

@@ -1,0 +1,122 @@
+"""The generic outline parser: list syntax of every kind, titles exactly as written, no word rules."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from sot import SkeletonShape, outline, parse_skeleton, split_title
+from sot.outline import OutlinePoint, SkeletonParser
+
+# Titles a strong model writes, which word rules used to cut, merge or drop.
+TITLES = [
+    "Brown v. Board of Education (1954)",
+    "What GDPR is",
+    "Communicate calmly and directly",
+    "Then fund the account",
+    "So why isn't it working?",
+    "Move more",
+    "Sleep more",
+    "Type 1 diabetes symptoms",
+    "Type 2 diabetes symptoms",
+    "Give feedback",
+    "Ask for feedback",
+    "Inc. vs. LLC taxation",
+    "What to look for",
+    "Train in zone 2",
+    "Use `git rebase -i` to tidy history",
+    "Dr. Smith's 3-step method, e.g. for beginners",
+    "And finally",
+]
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "{n}. {t}",
+        "{n}) {t}",
+        "({n}) {t}",
+        "{n}: {t}",
+        "Step {n}: {t}",
+        "### {n}. {t}",
+        "**{n}. {t}**",
+        "{n}. **{t}**",
+        "**{n}.** {t}",
+        "{n}. *{t}*",
+        "- {t}",
+        "* **{t}**",
+        "## {t}",
+    ],
+)
+def test_every_title_is_kept_as_written_in_every_list_style(layout: str) -> None:
+    text = "Here is the outline:\n\n" + "\n".join(layout.format(n=n, t=t) for n, t in enumerate(TITLES, 1))
+    text += "\n\nLet me know if you want more detail."
+    assert parse_skeleton(text, max_points=len(TITLES)) == TITLES
+
+
+def test_roman_numerals_full_width_digits_and_stops() -> None:
+    assert parse_skeleton("I. Intro\nII. Body\nIII. Close\nIV. Appendix") == ["Intro", "Body", "Close", "Appendix"]
+    assert parse_skeleton("１．最初の点\n２．二番目の点\n３、三番目") == ["最初の点", "二番目の点", "三番目"]
+
+
+@pytest.mark.parametrize(
+    ("line", "point"),
+    [
+        ("Exercise: aim for 150 minutes a week", OutlinePoint("Exercise", "aim for 150 minutes a week")),
+        ("**Exercise**: aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
+        ("**Exercise:** aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
+        ("Exercise – aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
+        ("Exercise - aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
+        ("Well-being at 10:30 a.m.", OutlinePoint("Well-being at 10:30 a.m.")),
+        ("`a: b` in YAML: quoting rules", OutlinePoint("`a: b` in YAML", "quoting rules")),
+        ("**Brown v. Board: the case** (1954)", OutlinePoint("Brown v. Board: the case", "(1954)")),
+    ],
+)
+def test_a_title_and_its_description_are_split_and_both_kept(line: str, point: OutlinePoint) -> None:
+    assert split_title(line) == point
+
+
+def test_sub_items_and_lines_under_a_point_are_its_detail() -> None:
+    parser = SkeletonParser()
+    parser.feed("1. **Prepare**\n   - pack light\n   - check the weather\n2. Go: enjoy it\nMore on going\n")
+    parser.feed("\nThat's all.\n")
+    parser.finish()
+    assert parser.points == ["Prepare", "Go"]
+    assert parser.details == ["- pack light\n- check the weather", "enjoy it\nMore on going"]
+    assert parser.detail("Go") == "enjoy it\nMore on going"
+
+
+def test_a_point_is_released_when_the_next_begins_and_the_last_at_the_end() -> None:
+    parser = SkeletonParser()
+    assert parser.feed("1. Alpha\n") == []
+    assert parser.feed("2. Be") == ["Alpha"]
+    assert parser.feed("ta\n") == []
+    assert parser.finish() == ["Beta"]
+
+
+def test_a_second_list_in_a_closing_remark_adds_no_points() -> None:
+    text = "1. Alpha\n2. Beta\n3. Gamma\n\nIn short:\n1. Alpha again\n2. Beta again"
+    assert parse_skeleton(text) == ["Alpha", "Beta", "Gamma"]
+
+
+def test_caps_on_count_and_length_and_control_characters_and_exact_repeats() -> None:
+    long = "word " * 60
+    titles = parse_skeleton(f"1. {long}\n2. a\x07b\x1b[31m\n3. Cats\n4. cats\n5. Dogs", shape=SkeletonShape(max_points=3))
+    assert titles[0].endswith("…") and len(titles[0]) <= SkeletonShape().point_chars
+    assert " ".join(titles[0].rstrip("…").split()) in long  # shortened at a word boundary, nothing else
+    assert titles[1:] == ["ab[31m", "Cats"]
+
+
+def test_numbers_inside_text_start_no_point() -> None:
+    assert parse_skeleton("1. Drink 1.5 litres a day\n2. Wake at 6:30\n3. Sleep") == [
+        "Drink 1.5 litres a day",
+        "Wake at 6:30",
+        "Sleep",
+    ]
+
+
+def test_the_generic_parser_is_small_and_knows_no_words() -> None:
+    source = inspect.getsource(outline)
+    assert len(source.splitlines()) <= 250
+    assert "frozenset" not in source  # no word lists
