@@ -77,10 +77,10 @@ def withdraw() -> None:
     _state_path().unlink(missing_ok=True)
 
 
-async def _start_server(config: LocalConfig) -> tuple[ManagedServer, ServerSettings]:
+async def _start_server(config: LocalConfig, port: int | None = None) -> tuple[ManagedServer, ServerSettings]:
     settings = await anyio.to_thread.run_sync(config.settings)
     server = llama_server(settings, cache_dir() / "llama-server.log")
-    await server.start()
+    await server.start(port=port)
     return server, settings
 
 
@@ -151,8 +151,8 @@ class LocalBackend:
                 self._lock.release()
 
 
-async def serve_forever(config: LocalConfig) -> None:
-    """``sot serve``: run the local server in the foreground and advertise it until interrupted."""
+async def serve_forever(config: LocalConfig, port: int | None = None) -> None:
+    """``sot serve``: run the local server in the foreground (on `port`, else a free one) and advertise it."""
     lock = _server_lock()
     if await advertised_url():
         raise LocalServerError("a local server is already running (sot serve)")
@@ -160,7 +160,7 @@ async def serve_forever(config: LocalConfig) -> None:
         raise LocalServerError("a local server is already running (sot serve)")
     server: ManagedServer | None = None
     try:
-        server, settings = await _start_server(config)
+        server, settings = await _start_server(config, port)
         advertise(server, settings)
         say(f"serving {settings.gguf.name} at {server.url} with {settings.slots} slots; Ctrl-C stops it")
         await anyio.sleep_forever()

@@ -327,6 +327,32 @@ def route_command(
         fail(exc, debug)
 
 
+def _check_port(port: int, *, listen: bool) -> None:
+    """Refuse a --port the server could not listen on now, before minutes of loading a model."""
+    import errno
+    import socket
+
+    if not 1 <= port <= 65535:
+        raise ConfigurationError(f"--port must be between 1 and 65535, not {port}")
+    if not listen:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As servers bind: a port whose last connections linger in TIME_WAIT is free to them, so to us.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigurationError(
+                    f"port {port} is already in use on 127.0.0.1: choose another --port, or leave it out for a free one"
+                ) from None
+            if exc.errno == errno.EACCES:
+                raise ConfigurationError(
+                    f"port {port} needs privileges to listen on: choose a --port of 1024 or above"
+                ) from None
+            raise ConfigurationError(f"cannot listen on port {port} ({exc.strerror}): choose another --port") from None
+
+
 @app.command()
 def serve(
     backend: Annotated[str, typer.Option(help="llama.cpp (local CPU, default) or vllm (GPU).")] = "llama.cpp",
@@ -338,7 +364,7 @@ def serve(
     gpu_memory_utilization: Annotated[float, typer.Option(help="vllm: share of GPU memory to use.")] = 0.90,
     max_model_len: Annotated[int | None, typer.Option(help="vllm: context length cap.")] = None,
     speculative_ngram: Annotated[int, typer.Option(help="vllm: n-gram speculative tokens (0: off).")] = 0,
-    port: Annotated[int | None, typer.Option(help="Port to listen on (default: a free one).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to listen on, on 127.0.0.1 (default: a free one).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the server command and exit.")] = False,
     gguf: GgufOption = None,
     llama_server: LlamaServerOption = None,
@@ -354,6 +380,8 @@ def serve(
     from .backends.vllm_server import VllmSettings, serve_vllm
 
     try:
+        if port is not None:
+            _check_port(port, listen=not dry_run)
         if backend == "vllm":
             settings = VllmSettings(
                 model=model or "",
@@ -374,7 +402,7 @@ def serve(
             if dry_run:
                 typer.echo(shlex.join(config.settings(prepare=False).command(port or free_port())))
                 return
-            anyio.run(serve_forever, config)
+            anyio.run(lambda: serve_forever(config, port=port))
         else:
             raise ConfigurationError(f"--backend must be llama.cpp or vllm, not {backend!r}")
     except KeyboardInterrupt:

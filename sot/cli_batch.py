@@ -15,11 +15,10 @@ from rich.text import Text
 
 from . import constants
 from ._sanitize import sanitize
-from .backends.openai_compat import OpenAICompatBackend
 from .batch._atomic import atomic_write
 from .batch.chart import speedup_chart
 from .batch.inputs import read_prompts
-from .batch.judge import Judge, JudgeSummary, run_judge, win_rates
+from .batch.judge import ENV_JUDGE_API_KEY, JudgeEndpoint, JudgeProgress, run_judge, win_rates
 from .batch.records import load_records, read_records
 from .batch.report import Report, build_report, markdown, record_problem
 from .batch.runner import parse_modes, run_batch
@@ -47,7 +46,6 @@ from .cli import (
 )
 from .client import Client
 from .errors import ConfigurationError, SotError
-from .templates import Prompts
 
 
 @app.command()
@@ -225,53 +223,76 @@ def report(
     console.print(_cell(f"Markdown: {md}   chart: {chart}"))
 
 
+_NO_JUDGE = (
+    "no judge given: --judge-base-url is required, the OpenAI-compatible address of a model able to judge "
+    "(e.g. http://127.0.0.1:8091/v1 from `sot serve --gguf JUDGE.gguf --port 8091`), with --judge-model where it "
+    "serves several; the bundled 135M model writes no usable verdicts"
+)
+
+
 @app.command()
 def judge(
     results: Annotated[Path, typer.Argument(help="Results JSONL with sot and sequential records.")],
-    judge_base_url: Annotated[str, typer.Option("--judge-base-url", help="Judge's OpenAI-compatible endpoint.")],
-    judge_model: Annotated[str, typer.Option("--judge-model", help="Judge model.")],
+    judge_base_url: Annotated[
+        str | None,
+        typer.Option("--judge-base-url", metavar="<url>", help="Judge's OpenAI-compatible endpoint (required)."),
+    ] = None,
+    judge_model: Annotated[
+        str | None,
+        typer.Option("--judge-model", help="Judge model (default: the one the judge server lists, if only one)."),
+    ] = None,
     judge_api_key: Annotated[
-        str | None, typer.Option("--judge-api-key", envvar="SOT_JUDGE_API_KEY", help="Judge API key.")
+        str | None, typer.Option("--judge-api-key", envvar=ENV_JUDGE_API_KEY, help="Judge API key.")
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Judgements JSONL (default: RESULTS.judge.jsonl).")] = None,
     concurrency: Annotated[int, typer.Option(help="Pairs judged at once.")] = 4,
     resume: Annotated[bool, typer.Option("--resume", help="Skip pairs already judged.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Start the judgements file anew.")] = False,
+    progress: Annotated[bool, typer.Option(help="Show progress on stderr.")] = True,
     debug: Debug = False,
 ) -> None:
     """Judge SoT against sequential answers pairwise, both orders; print net win rate per category."""
     out = out or results.with_suffix(".judge.jsonl")
-
-    async def run() -> JudgeSummary:
-        backend = OpenAICompatBackend(judge_base_url, judge_model, api_key=judge_api_key)
-        try:
-            return await run_judge(
-                Judge(backend, Prompts()), results, out, concurrency=concurrency, resume=resume, overwrite=overwrite
-            )
-        finally:
-            await backend.aclose()
-
     try:
-        summary = anyio.run(run)
+        if not judge_base_url:
+            raise ConfigurationError(_NO_JUDGE)
+        endpoint = JudgeEndpoint(judge_base_url, judge_model, judge_api_key)
+        reporter = JudgeProgress(enabled=progress)
+        summary = anyio.run(
+            lambda: run_judge(
+                endpoint, results, out, concurrency=concurrency, resume=resume, overwrite=overwrite, progress=reporter
+            )
+        )
+    except KeyboardInterrupt:
+        typer.echo(f"sot: interrupted; finished judgements are in {out} (use --resume)", err=True)
+        raise typer.Exit(130) from None
     except SotError as exc:
         fail(exc, debug)
         return
-    table = Table(title=_cell(f"SoT vs sequential, judged by {judge_model} (both orders; disagreement = tie)"))
-    for column in ("category", "judged", "SoT wins", "sequential wins", "ties", "unparsed", "net win rate"):
-        table.add_column(column, justify="left" if column == "category" else "right")
-    for category, row in win_rates(read_records(out)).items():
-        counts = (row["judged"], row["sot"], row["sequential"], row["tie"], row["unparsed"])
-        table.add_row(_cell(category), *(f"{v:.0f}" for v in counts), f"{row['net_win_rate']:+.2f}")
-    Console(highlight=False).print(table)
+    records = read_records(out)
+    rows = win_rates(records)
+    shown_model = summary.model or judge_model or next((r.get("judge_model") for r in records if r.get("judge_model")), None)
+    if rows:
+        by = f", judged by {shown_model}" if shown_model else ""
+        table = Table(title=_cell(f"SoT vs sequential{by} (both orders; disagreement = tie)"))
+        for column in ("category", "judged", "SoT wins", "sequential wins", "ties", "unparsed", "net win rate"):
+            table.add_column(column, justify="left" if column == "category" else "right")
+        for category, row in rows.items():
+            counts = (row.judged, row.sot, row.sequential, row.tie, row.unparsed)
+            rate = "n/a" if row.net_win_rate is None else f"{row.net_win_rate:+.2f}"
+            table.add_row(_cell(category), *(str(v) for v in counts), rate)
+        Console(highlight=False).print(table)
+    replies = f"; the judge's replies are in {out}" if summary.unparsed else ""
     typer.echo(
         f"sot: judged {summary.judged} pair(s): {summary.failed} failed, {summary.unparsed} without a readable "
-        f"verdict (not counted as ties); {summary.skipped} already done",
+        f"verdict (not counted as ties{replies}); {summary.skipped} already done",
         err=True,
     )
     if summary.all_failed:
         typer.echo(
             f"sot: error: every judgement failed ({summary.failed} errors, {summary.unparsed} without a readable "
-            "verdict): check --judge-base-url and --judge-model",
+            "verdict): check --judge-base-url and --judge-model"
+            + (" (a judge must end its reply with [[A]], [[B]] or [[C]] on a line of its own)" if summary.unparsed else ""),
             err=True,
         )
         raise typer.Exit(constants.EXIT_SOME_FAILED)
