@@ -215,6 +215,7 @@ class Caller:
             reasoning_s=thinking.seconds,
             reasoning="".join(thinking.parts) if self.keep_reasoning and thinking.parts else None,
             left_early=finishes[-1:] == [_LEFT_EARLY],
+            finish_reason=next((f for f in reversed(finishes) if f != _LEFT_EARLY), None),
         )
         return CallOutcome(text=text, record=record, capped=finishes[-1:] == ["length"])
 

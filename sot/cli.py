@@ -11,9 +11,12 @@ import anyio
 import typer
 
 from . import _logging, constants
+from ._sanitize import sanitize
 from .client import Client
 from .errors import ConfigurationError, SotError
+from .events import AnswerDone
 from .options import check_number
+from .result import Answer
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -125,7 +128,18 @@ ModeOption = Annotated[str, typer.Option("--mode", help="auto (router decides), 
 MaxParallel = Annotated[int, typer.Option("--max-parallel", help="Most expansions in flight per answer.")]
 PromptsDir = Annotated[str | None, typer.Option("--prompts", help="Directory of your own prompt templates.")]
 MaxTokens = Annotated[int, typer.Option(help="Token cap of a sequential answer.")]
-PointMaxTokens = Annotated[int, typer.Option(help="Token cap of each point's expansion.")]
+PointMaxTokens = Annotated[
+    int | None,
+    typer.Option(
+        help=f"Token cap of each point's expansion (default {constants.SECTION_MAX_TOKENS}; "
+        f"{constants.DEFAULT_POINT_MAX_TOKENS} with --brief).",
+        show_default=False,
+    ),
+]
+Brief = Annotated[
+    bool,
+    typer.Option("--brief", help="Short points (titles of a few words, 1-3 sentences each): fastest, less depth."),
+]
 Temperature = Annotated[float | None, typer.Option(help="Sampling temperature.")]
 Timeout = Annotated[
     float,
@@ -198,7 +212,7 @@ def ask(
     max_points: MaxPoints = None,
     max_parallel: MaxParallel = constants.DEFAULT_MAX_PARALLEL,
     max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
-    point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
+    point_max_tokens: PointMaxTokens = None,
     temperature: Temperature = None,
     seed: Seed = None,
     timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
@@ -208,6 +222,7 @@ def ask(
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
     profile: ProfileOption = None,
+    brief: Brief = False,
     prompts: PromptsDir = None,
     reasoning: ReasoningOption = constants.DEFAULT_REASONING,
     keep_reasoning: KeepReasoning = False,
@@ -239,6 +254,7 @@ def ask(
             pipeline=pipeline,
             router=router,
             profile=profile,
+            brief=brief,
             prompts_dir=prompts,
             reasoning=reasoning,
             keep_reasoning=keep_reasoning,
@@ -263,18 +279,34 @@ async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> di
 
     async with client:
         if as_json:
-            return (await client.ask(question)).to_dict()
+            answer = await client.ask(question)
+            say_how_it_ended(answer)
+            return answer.to_dict()
         renderer: LiveRenderer | PlainRenderer
         if sys.stdout.isatty() and not stream:
             status = "starting the local model server…" if client.uses_local_backend else "thinking…"
             renderer = LiveRenderer(status=status)
         else:
             renderer = PlainRenderer()
+        done: Answer | None = None
         with renderer:
             async with client.stream(question) as answer_events:
                 async for event in answer_events:
                     renderer(event)
+                    if isinstance(event, AnswerDone):
+                        done = event.answer
+        if done is not None:
+            say_how_it_ended(done)
         return None
+
+
+def say_how_it_ended(answer: Answer) -> None:
+    """One stderr line where the answer is not what was asked for: cut at a token limit, or not SoT."""
+    if answer.fell_back:
+        typer.echo(f"sot: answered sequentially: {sanitize(answer.reason)}", err=True)
+    if answer.truncated:
+        flag = "--max-tokens" if answer.mode == "sequential" else "--point-max-tokens"
+        typer.echo(f"sot: the answer was cut at its token limit (raise {flag} for more)", err=True)
 
 
 @app.command("route")

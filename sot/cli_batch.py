@@ -25,6 +25,7 @@ from .batch.runner import parse_modes, run_batch
 from .cli import (
     ApiKey,
     BaseUrl,
+    Brief,
     Debug,
     DialectOption,
     GgufOption,
@@ -71,13 +72,14 @@ def batch(
     llama_server: LlamaServerOption = None,
     max_points: MaxPoints = None,
     max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
-    point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
+    point_max_tokens: PointMaxTokens = None,
     temperature: Temperature = None,
     timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
     max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
     profile: ProfileOption = None,
+    brief: Brief = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     debug: Debug = False,
 ) -> None:
@@ -102,6 +104,7 @@ def batch(
             pipeline=pipeline,
             router=router,
             profile=profile,
+            brief=brief,
         )
         warn_ignored_model(client, model)
 

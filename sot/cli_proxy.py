@@ -9,6 +9,7 @@ import typer
 from . import constants
 from .cli import (
     AllowPartial,
+    Brief,
     Debug,
     DialectOption,
     GgufOption,
@@ -76,7 +77,7 @@ def proxy(
     max_points: MaxPoints = None,
     max_parallel: MaxParallel = constants.DEFAULT_MAX_PARALLEL,
     max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
-    point_max_tokens: PointMaxTokens = constants.DEFAULT_POINT_MAX_TOKENS,
+    point_max_tokens: PointMaxTokens = None,
     temperature: Temperature = None,
     seed: Seed = None,
     timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
@@ -86,6 +87,7 @@ def proxy(
     pipeline: Pipeline = True,
     router: RouterOption = constants.DEFAULT_ROUTER,
     profile: ProfileOption = None,
+    brief: Brief = False,
     prompts: PromptsDir = None,
     reasoning: ReasoningOption = constants.DEFAULT_REASONING,
     dialect: DialectOption = "openai",
@@ -136,6 +138,7 @@ def proxy(
             "pipeline": pipeline,
             "router": router,
             "profile": profile,
+            "brief": brief,
             "prompts_dir": prompts,
             "reasoning": reasoning,
         }

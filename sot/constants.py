@@ -18,7 +18,8 @@ SKELETON_POINT_WORDS: Final = 6
 SKELETON_LINE_CHARS: Final = 100
 # A parsed point longer than this is shortened at a phrase boundary.
 MAX_POINT_CHARS: Final = 160
-SKELETON_MAX_TOKENS: Final = 320
+SKELETON_MAX_TOKENS: Final = 320  # a brief outline of titles
+PLAN_MAX_TOKENS: Final = 1024  # a full answer's plan: a heading, what it covers and a length per section
 # An outline a profile asks for again (too few distinct points) is sampled this way; a point a
 # profile asks for again, sampled, takes this seed too.
 SECOND_LOOK_TEMPERATURE: Final = 0.8
@@ -26,7 +27,8 @@ SECOND_LOOK_SEED: Final = 1
 
 # Expansion and answers
 DEFAULT_MAX_PARALLEL: Final = 8
-DEFAULT_POINT_MAX_TOKENS: Final = 256
+DEFAULT_POINT_MAX_TOKENS: Final = 256  # a brief point
+SECTION_MAX_TOKENS: Final = 1024  # a full answer's section
 DEFAULT_MAX_TOKENS: Final = 1024
 DEFAULT_TEMPERATURE: Final[float | None] = None
 

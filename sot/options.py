@@ -62,8 +62,12 @@ class Options:
     max_point_chars: int = constants.MAX_POINT_CHARS
     max_parallel: int = constants.DEFAULT_MAX_PARALLEL
     max_tokens: int = constants.DEFAULT_MAX_TOKENS
-    point_max_tokens: int = constants.DEFAULT_POINT_MAX_TOKENS
-    skeleton_max_tokens: int = constants.SKELETON_MAX_TOKENS
+    # None: the answer's style's (sot/profiles.py: a full answer's sections, or brief points).
+    point_max_tokens: int | None = None
+    skeleton_max_tokens: int | None = None
+    # The SoT paper's short points (titles of a few words, one to three sentences each) instead of a full
+    # answer's planned sections: the fastest answer, at the cost of depth.
+    brief: bool = False
     temperature: float | None = constants.DEFAULT_TEMPERATURE
     seed: int | None = None
     timeout: float = constants.DEFAULT_TIMEOUT_S
@@ -95,10 +99,10 @@ class Options:
         if self.router not in constants.ROUTERS:
             raise ConfigurationError(f"--router must be one of {', '.join(constants.ROUTERS)}, not {self.router!r}")
         for name in ("max_parallel", "max_tokens", "point_max_tokens"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigurationError(f"{flag(name)} must be at least 1")
         for name in ("skeleton_max_tokens", "max_point_chars"):  # Python-only options
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigurationError(f"{name} must be at least 1")
         if self.max_points is not None and self.max_points < constants.MIN_POINTS:
             raise ConfigurationError(f"--max-points must be at least {constants.MIN_POINTS}")
@@ -143,6 +147,7 @@ class OptionOverrides(TypedDict, total=False):
     max_tokens: int | None
     point_max_tokens: int | None
     skeleton_max_tokens: int | None
+    brief: bool | None
     temperature: float | None
     seed: int | None
     timeout: float | None

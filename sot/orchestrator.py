@@ -30,7 +30,7 @@ from .backends.base import Backend, ChatRequest, Constraint
 from .calls import Caller, CallOutcome
 from .errors import SotError, point_error, skeleton_error
 from .options import Options
-from .profiles import GENERIC, OutlineReader, PointJob, Profile, profile_named
+from .profiles import GENERIC, OutlineReader, PointJob, Profile, Style, profile_named
 from .result import Answer, CallRecord, Usage
 from .router.decision import Route
 from .templates import Message, Prompts, shared_prefix_fraction
@@ -144,6 +144,16 @@ class Orchestrator:
         kept = opts.max_points or self.profile.kept_points(asked)
         return SkeletonShape(max_points=asked, kept_points=kept, point_chars=opts.max_point_chars)
 
+    @functools.cached_property
+    def style(self) -> Style:
+        """The prompts and budgets of this orchestrator's answers, the user's token caps first."""
+        style = self.profile.style(self.options.brief)
+        return replace(
+            style,
+            outline_max_tokens=self.options.skeleton_max_tokens or style.outline_max_tokens,
+            point_max_tokens=self.options.point_max_tokens or style.point_max_tokens,
+        )
+
     def _constraint(self) -> Constraint | None:
         if not (self.options.constrain_skeleton and self.profile.constrains_outline):
             return None
@@ -190,6 +200,9 @@ class Orchestrator:
         answer.adaptations = list(dict.fromkeys(note for c in answer.calls for note in c.adaptations))
         answer.reasoning_s = sum(c.reasoning_s for c in answer.calls)
         answer.profile = self.profile.name
+        # Only calls whose text the answer shows: a cut outline is read as far as it went.
+        shown = ("sequential",) if answer.mode == "sequential" else ("expand",)
+        answer.truncated = any(c.finish_reason == "length" and c.purpose in shown for c in answer.calls)
         emit(events.AnswerDone(answer))
         return answer
 
@@ -287,8 +300,8 @@ class Orchestrator:
                 emit(events.SkeletonRestarted(attempt))
 
             request = ChatRequest(
-                [*history, *self.prompts.skeleton(question, self.shape)],
-                max_tokens=opts.skeleton_max_tokens,
+                [*history, *self.prompts.skeleton(question, self.shape, self.style.outline_template)],
+                max_tokens=self.style.outline_max_tokens,
                 temperature=opts.temperature,
                 constraint=self._constraint(),
                 seed=opts.seed,
@@ -302,7 +315,7 @@ class Orchestrator:
                 tg.cancel_scope.cancel()
             else:
                 run.records.append(outcome.record)
-                run.parser.finish(cut=_used_all(outcome, opts.skeleton_max_tokens))
+                run.parser.finish(cut=_used_all(outcome, self.style.outline_max_tokens))
                 dispatch(run.take_new_points())
                 for look in range(self.profile.more_outlines):
                     if not len(run.points) < self.shape.min_points <= run.parser.items:
@@ -323,7 +336,9 @@ class Orchestrator:
             why = f"the skeleton had {len(run.points)} usable point(s); answered sequentially instead"
             log.info("falling back to sequential decoding: %s", why)
             emit(events.ModeChosen("sequential", why))
-            return await self._sequential(question, caller, emit, draft, why, run.records, history)
+            answer = await self._sequential(question, caller, emit, draft, why, run.records, history)
+            answer.fell_back = True
+            return answer
 
         points = [sanitize(point) for point in run.points]
         expansions = [run.expansions.get(i, "") for i in range(len(points))]
@@ -395,7 +410,7 @@ class Orchestrator:
     ) -> CallOutcome:
         opts = self.options
         details = [*run.details[: len(points)], *[""] * (len(points) - len(run.details))]
-        template = self.profile.expansion_template
+        template = self.style.expansion_template
         messages = [
             *run.history,
             *self.prompts.expansion(run.question, points, index, template=template, lead=lead, details=details),
@@ -404,7 +419,7 @@ class Orchestrator:
         sampled = sample_at is not None
         request = ChatRequest(
             messages,
-            max_tokens=opts.point_max_tokens,
+            max_tokens=self.style.point_max_tokens,
             temperature=sample_at if sampled else opts.temperature,
             seed=constants.SECOND_LOOK_SEED if sampled and opts.seed is None else opts.seed,
             stop=self.profile.expansion_stop(index, lead),
@@ -420,7 +435,7 @@ class Orchestrator:
         )
 
     def _job(self, run: _Run, points: list[str], index: int) -> PointJob:
-        instructions = self.prompts.expansion_instructions(self.profile.expansion_template)
+        instructions = self.prompts.expansion_instructions(self.style.expansion_template)
         return PointJob(
             run.question,
             tuple(points),
@@ -439,7 +454,9 @@ class Orchestrator:
         emit: Emit,
         scope: anyio.CancelScope,
     ) -> None:
-        points = list(run.points)  # with pipelining: the skeleton so far
+        # Pipelined, a point sees the outline up to its own line, whatever else the stream had delivered
+        # when its task began: the same prompt however the stream was chunked (prompt caches, replays).
+        points = run.points[: index + 1] if self.options.pipeline else list(run.points)
         tries = _Tries()
 
         def on_delta(text: str) -> None:

@@ -21,7 +21,7 @@ from ._shape import SkeletonShape
 from .calls import CallOutcome
 from .errors import ConfigurationError
 from .outline import SkeletonParser
-from .templates import EXPAND
+from .templates import EXPAND, EXPAND_BRIEF, SKELETON, SKELETON_BRIEF
 
 GENERIC, SMALL = constants.PROFILES
 # name -> "module:attribute", imported on first use: a profile's rules cost nothing to other models.
@@ -72,6 +72,22 @@ class PointJob:
         return self.points[self.index]
 
 
+@dataclass(frozen=True)
+class Style:
+    """The prompts an answer is written with, and the token budgets they need."""
+
+    outline_template: str
+    expansion_template: str
+    outline_max_tokens: int
+    point_max_tokens: int
+
+
+# The plan names each section's content and length (9 sections of a heading, a sentence and a length fit
+# well within 1024 tokens); a section of a normal answer's length, code or a table included, in 1024.
+FULL = Style(SKELETON, EXPAND, constants.PLAN_MAX_TOKENS, constants.SECTION_MAX_TOKENS)
+BRIEF = Style(SKELETON_BRIEF, EXPAND_BRIEF, constants.SKELETON_MAX_TOKENS, constants.DEFAULT_POINT_MAX_TOKENS)
+
+
 class Profile(Protocol):
     """What suits one model: how its outline is read, its expansion prompt, how a point's text is settled."""
 
@@ -80,11 +96,14 @@ class Profile(Protocol):
     constrains_outline: bool
     # Outlines asked for again, sampled, while fewer than the minimum of distinct points stand.
     more_outlines: int
-    expansion_template: str
     # Whether an empty expansion is a failed call (retried as such) rather than the profile's to settle.
     requires_text: bool
 
     def kept_points(self, asked: int) -> int: ...
+
+    def style(self, brief: bool) -> Style:
+        """The prompts and budgets for a full answer, or a brief one (the SoT paper's short points)."""
+        ...
 
     def outline_reader(self, shape: SkeletonShape, question: str) -> OutlineReader: ...
 
@@ -131,11 +150,13 @@ class GenericProfile:
     name = GENERIC
     constrains_outline = False
     more_outlines = 0
-    expansion_template = EXPAND
     requires_text = True
 
     def kept_points(self, asked: int) -> int:
         return asked
+
+    def style(self, brief: bool) -> Style:
+        return BRIEF if brief else FULL
 
     def outline_reader(self, shape: SkeletonShape, question: str) -> OutlineReader:
         return SkeletonParser(shape=shape)

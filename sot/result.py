@@ -53,6 +53,8 @@ class CallRecord:
     # Closed once it had what was wanted (an outline with every point it may keep): the server stops
     # writing, and reports no usage (servers report it at a stream's end).
     left_early: bool = False
+    # Why the server ended the last attempt's stream ("stop", "length": its token limit, ...), as it said.
+    finish_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -104,6 +106,10 @@ class Answer:
     adaptations: list[str] = field(default_factory=list)
     reasoning_s: float = 0.0  # seconds of thinking text over every call (tokens: usage.reasoning_tokens)
     profile: str = ""  # the model profile that read the outline and settled the expansions (sot/profiles.py)
+    # Text of the answer stopped at a token limit (a point's or the sequential answer's): it ends mid-thought.
+    truncated: bool = False
+    # SoT was asked for but the outline had too few points: answered sequentially instead (``reason`` says why).
+    fell_back: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,4 +132,6 @@ class Answer:
             "adaptations": self.adaptations,
             "reasoning_s": self.reasoning_s,
             "profile": self.profile,
+            "truncated": self.truncated,
+            "fell_back": self.fell_back,
         }

@@ -18,14 +18,18 @@ from ._shape import SkeletonShape
 from ._template_limits import LimitedSandbox
 from .errors import ConfigurationError, TemplateError
 
+# The full answer: a plan of sections with what each covers and its length, each section written in full.
 SKELETON = "skeleton.j2"
 EXPAND = "expand.j2"
+# Brief: the SoT paper's short points (titles of a few words, one to three sentences each).
+SKELETON_BRIEF = "skeleton_brief.j2"
+EXPAND_BRIEF = "expand_brief.j2"
 # The start of the expansion written as the assistant: small models then go on with the point itself.
 EXPAND_LEAD = "expand_lead.j2"
 # For a small model: its own point only (with the whole outline in view, a 135M model recites it).
 EXPAND_SMALL = "expand_small.j2"
 # Profiles' own expansion prompts: a --prompts directory with only an expand.j2 overrides them too.
-PROFILE_EXPANSIONS = (EXPAND_SMALL,)
+PROFILE_EXPANSIONS = (EXPAND_SMALL, EXPAND_BRIEF)
 SEQUENTIAL = "sequential.j2"
 SKELETON_GRAMMAR = "skeleton.gbnf"  # none is shipped (sot/_shape.py makes it); a --prompts DIR may hold one
 
@@ -119,9 +123,9 @@ class Prompts:
         """The skeleton's GBNF grammar: the user's skeleton.gbnf, else the one made from `shape`."""
         return self.user_file(SKELETON_GRAMMAR) or shape.gbnf()
 
-    def skeleton(self, question: str, shape: SkeletonShape | None = None) -> list[Message]:
+    def skeleton(self, question: str, shape: SkeletonShape | None = None, template: str = SKELETON) -> list[Message]:
         wording = (shape or SkeletonShape()).wording()
-        return [Message("user", self.render(SKELETON, question=question, **wording))]
+        return [Message("user", self.render(template, question=question, **wording))]
 
     def sequential(self, question: str) -> list[Message]:
         return [Message("user", self.render(SEQUENTIAL, question=question))]

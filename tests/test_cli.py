@@ -277,3 +277,30 @@ def test_the_proxy_takes_every_option_that_shapes_an_answer_in_ask() -> None:
     ask_only = {"--stream", "--json", "--keep-reasoning", "--api-key"}
     missing = options("ask") - ask_only - options("proxy")
     assert not missing, f"sot proxy lacks {sorted(missing)}"
+
+
+def test_a_cut_answer_and_a_fallback_are_said_on_stderr_and_in_json(fake) -> None:
+    def handler(request: SeenRequest) -> Reply:
+        if request.kind == "skeleton":
+            return Reply("1. Only one point")
+        return Reply("A plain answer that ran into its", finish_reason="length")
+
+    server = fake(handler)
+    args = ("ask", "--mode", "sot", "--base-url", server.url, "--model", "m", "How?")
+    plain = run_cli(*args)
+    as_json = run_cli(*args, "--json")
+    for result in (plain, as_json):
+        assert result.returncode == 0
+        assert "sot: answered sequentially: the skeleton had 1 usable point(s)" in result.stderr
+        assert "cut at its token limit (raise --max-tokens" in result.stderr
+    data = json.loads(as_json.stdout)
+    assert data["truncated"] and data["fell_back"]
+    assert [c["finish_reason"] for c in data["calls"]] == ["stop", "length"]
+
+
+def test_a_whole_sot_answer_says_nothing_more(fake) -> None:
+    server = fake(sot_script(["One", "Two", "Three"]))
+    result = run_cli("ask", "--mode", "sot", "--json", "--base-url", server.url, "--model", "m", "How?")
+    assert result.returncode == 0 and result.stderr == ""
+    data = json.loads(result.stdout)
+    assert not data["truncated"] and not data["fell_back"]

@@ -103,3 +103,18 @@ def test_the_proxy_streams_the_same_text(fake: Callable[[Handler], FakeServer]) 
     for title, body in zip(TITLES, EXPANSIONS.values(), strict=True):
         assert title in text and body in text
     assert len(server.of_kind("skeleton")) == 2
+
+
+def test_a_pipelined_point_sees_the_outline_up_to_its_own_line(fake: Callable[[Handler], FakeServer]) -> None:
+    # The same prompt however the outline's stream was chunked: prompt caches and replays can rely on it.
+    server = fake(handler)
+
+    async def ask() -> sot.Answer:
+        async with sot.Client(base_url=server.url, model="m", mode="sot") as client:
+            return await client.ask(QUESTION)
+
+    anyio.run(ask)
+    for request in server.of_kind("expand"):
+        n = request.point or 0
+        listed = [title for title in TITLES if f"\n{TITLES.index(title) + 1}. {title}" in request.prompt]
+        assert listed == TITLES[:n]

@@ -13,7 +13,7 @@ from sot._shape import SkeletonShape
 from sot.backends.openai_compat import Dialect
 from sot.fake_server import Reply, SeenRequest
 from sot.outline import SkeletonParser
-from sot.templates import Prompts
+from sot.templates import SKELETON_BRIEF, Prompts
 
 # Distinct topics, so that no title reads as a repeat of another.
 TITLES = [
@@ -105,13 +105,14 @@ def test_a_shape_keeps_at_most_the_points_it_asks_for(kept: int, expected: int) 
 
 
 @pytest.mark.parametrize(
-    ("max_points", "asked"), [(2, "a numbered list of 2 points"), (5, "of 3 to 5 points"), (10, "of 3 to 10 points")]
+    ("max_points", "asked", "planned"),
+    [(2, "a numbered list of 2 points", "as 2 sections"), (5, "of 3 to 5 points", "as 3 to 5 sections")],
 )
-def test_prompt_asks_for_the_shape(max_points: int, asked: str) -> None:
+def test_prompt_asks_for_the_shape(max_points: int, asked: str, planned: str) -> None:
     shape = SkeletonShape(max_points=max_points)
-    prompt = Prompts().skeleton("How do I sleep better?", shape)[0].content
-    assert asked in prompt
-    assert f"at most {shape.point_words} words" in prompt
+    brief = Prompts().skeleton("How do I sleep better?", shape, SKELETON_BRIEF)[0].content
+    assert asked in brief and f"at most {shape.point_words} words" in brief
+    assert planned in Prompts().skeleton("How do I sleep better?", shape)[0].content
 
 
 @pytest.mark.anyio

@@ -8,10 +8,10 @@ import pytest
 import sot
 from sot.backends.small_model._tidy import tidy_expansion
 from sot.fake_server import Reply, SeenRequest
-from sot.templates import Prompts
+from sot.templates import EXPAND_BRIEF, Prompts
 
 POINTS = ["Secure and robust", "Enhanced sleep quality", "Clear naming"]
-INSTRUCTIONS = Prompts().expansion_instructions()
+INSTRUCTIONS = Prompts().expansion_instructions(EXPAND_BRIEF)
 
 # Seen in real answers of the embedded model (issue 16), and what a reader should get instead.
 CASES = [

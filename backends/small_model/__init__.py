@@ -18,7 +18,7 @@ from sot._sanitize import sanitize
 from sot._shape import SkeletonShape
 from sot.calls import CallOutcome
 from sot.errors import SotError
-from sot.profiles import ExpandCall, OutlineReader, PointJob
+from sot.profiles import BRIEF, ExpandCall, OutlineReader, PointJob, Style
 from sot.templates import EXPAND_SMALL
 
 from ._outline import SkeletonParser
@@ -44,12 +44,15 @@ class SmallModelProfile:
     name = "small"
     constrains_outline = True
     more_outlines = MORE_LOOKS
-    expansion_template = EXPAND_SMALL
     # No text is no fault: its lead may be the whole point (then it is asked once more, unled).
     requires_text = False
 
     def kept_points(self, asked: int) -> int:
         return min(KEPT_POINTS, asked)
+
+    def style(self, brief: bool) -> Style:
+        # Always brief: a 135M model asked for sections of a normal answer's length loops through them.
+        return Style(BRIEF.outline_template, EXPAND_SMALL, BRIEF.outline_max_tokens, BRIEF.point_max_tokens)
 
     def outline_reader(self, shape: SkeletonShape, question: str) -> OutlineReader:
         return SkeletonParser(shape=shape, strict=True, question=question)

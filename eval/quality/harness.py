@@ -1,0 +1,226 @@
+"""SoT against the same model's own answer, blind, in both orders, without an API key or a GPU.
+
+A strong model is stood in for by people (or helper sessions) who answer the exact prompts sot sends:
+
+1. ``run``: a replay server (OpenAI-compatible, on 127.0.0.1) answers every prompt it has an answer
+   for in ``STORE/answers_*.jsonl`` and records every other prompt in ``STORE/pending.jsonl``; each
+   question is asked in SoT and sequential mode. Run it, have the writers answer the pending prompts
+   (``STORE/answers_WRITER.jsonl``: ``key``, ``kind``, ``question_id``, ``answer``, ``writer``), run it
+   again: the outline comes first,
+   then its sections' prompts, until every answer is whole. Whole answers go to ``STORE/results.jsonl``
+   in `sot batch`'s record format, so `sot judge` can judge them with a real model too.
+2. ``pairs``: each question's two answers as a blind pair in both orders (``STORE/pairs.jsonl``: ``pair``,
+   ``question``, ``A``, ``B``; which is which is in ``STORE/pairs_key.jsonl``, not for judges).
+3. ``score``: the judges' verdicts (``STORE/verdicts_*.jsonl``: ``pair``, ``verdict`` A/B/C, ``judge``)
+   give the net win rate (SoT wins - losses over pairs; two orders that disagree are a tie, as in
+   `sot judge`), by category, and the cost: each answer's critical path (the plan up to a section's
+   line plus that section: what must be written one token after another) and total tokens, against
+   the sequential answer's. Tokens are counted as words and punctuation marks (no tokenizer: ratios).
+
+Against a real endpoint the same questions go through ``sot batch --modes sot,sequential`` and
+``sot judge``; ``score --results FILE`` reads that file's cost figures too.
+
+    python eval/quality/harness.py run --store eval/quality/full [--brief]
+    python eval/quality/harness.py pairs --store eval/quality/full
+    python eval/quality/harness.py score --store eval/quality/full
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import random
+import re
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+import sot
+from sot.fake_server import FakeServer, Reply, SeenRequest
+
+HERE = Path(__file__).resolve().parent
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def tokens(text: str) -> int:
+    return len(_TOKEN.findall(text))
+
+
+def key_of(messages: list[dict[str, Any]]) -> str:
+    """A prompt's identity: its messages, roles and text, nothing else of the request."""
+    canonical = json.dumps([[m.get("role"), m.get("content")] for m in messages], ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+def written(store: Path) -> list[dict[str, Any]]:
+    """Every answer written so far: one file per writer (``answers_*.jsonl``), so writers never share one."""
+    return [row for path in sorted(store.glob("answers*.jsonl")) for row in read_jsonl(path)]
+
+
+class Replay:
+    """The replay server's handler: stored answers, and the prompts still to answer."""
+
+    def __init__(self, store: Path) -> None:
+        self.answers = {row["key"]: row["answer"] for row in written(store)}
+        self.pending: dict[str, dict[str, Any]] = {}
+        self.question = ""
+
+    def __call__(self, request: SeenRequest) -> Reply:
+        messages = request.body.get("messages") or []
+        key = key_of(messages)
+        if key in self.answers:
+            return Reply(self.answers[key])
+        self.pending.setdefault(key, {"key": key, "kind": request.kind, "messages": messages})
+        return Reply(status=400, error_body={"error": {"message": "no answer written for this prompt yet"}})
+
+
+async def _answer(client: sot.Client, row: dict[str, Any], mode: str) -> dict[str, Any]:
+    answer = await client.ask(row["question"], mode=mode)
+    failed = answer.failed_points or (mode == "sot" and answer.mode != "sot")
+    record = {"id": row["id"], "mode": mode, "category": row["category"], "question": row["question"]}
+    return record | {
+        "text": answer.text,
+        "points": answer.points,
+        "expansions": answer.expansions,
+        "error": "incomplete" if failed else None,
+    }
+
+
+async def run(store: Path, questions: Path, brief: bool) -> None:
+    rows = read_jsonl(questions)
+    replay = Replay(store)
+    results = []
+    with FakeServer(replay, model="writer") as server:
+        options: dict[str, Any] = {"model": "writer", "allow_partial": True, "max_retries": 0, "brief": brief}
+        async with sot.Client(base_url=server.url, router="rules", **options) as client:
+            for row in rows:
+                for mode in ("sot", "sequential"):
+                    with contextlib.suppress(sot.SotError):  # its first prompt is pending
+                        results.append(await _answer(client, row, mode))
+    pending = [p | {"question_id": qid(rows, p)} for p in replay.pending.values()]
+    write_jsonl(store / "pending.jsonl", pending)
+    whole = [r for r in results if r["error"] is None]
+    write_jsonl(store / "results.jsonl", whole)
+    print(f"{len(whole)} of {2 * len(rows)} answers whole; {len(pending)} prompt(s) pending in {store}/pending.jsonl")
+
+
+def qid(rows: list[dict[str, Any]], pending: dict[str, Any]) -> str:
+    text = "\n".join(str(m.get("content", "")) for m in pending["messages"])
+    return next((r["id"] for r in rows if r["question"] in text), "?")
+
+
+def pairs(store: Path, seed: int) -> None:
+    by_id: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for record in read_jsonl(store / "results.jsonl"):
+        by_id[record["id"]][record["mode"]] = record
+    shown, key = [], []
+    for qid_, modes in sorted(by_id.items()):
+        if set(modes) != {"sot", "sequential"}:
+            continue
+        for first, second in (("sot", "sequential"), ("sequential", "sot")):
+            question = modes["sot"]["question"]
+            shown.append({"question": question, "A": modes[first]["text"], "B": modes[second]["text"]})
+            key.append({"id": qid_, "category": modes["sot"]["category"], "A": first, "B": second})
+    shuffled = list(range(len(shown)))
+    random.Random(seed).shuffle(shuffled)  # judges see no pattern in which order comes first
+    write_jsonl(store / "pairs.jsonl", [{"pair": f"p{n:03d}"} | shown[i] for n, i in enumerate(shuffled)])
+    write_jsonl(store / "pairs_key.jsonl", [{"pair": f"p{n:03d}"} | key[i] for n, i in enumerate(shuffled)])
+    print(f"{len(shown)} pairs in {store}/pairs.jsonl")
+
+
+def _outcome(first: str, second: str) -> str:
+    return first if first == second else "tie"
+
+
+def score(store: Path) -> dict[str, Any]:
+    key = {row["pair"]: row for row in read_jsonl(store / "pairs_key.jsonl")}
+    by_judge: dict[str, dict[str, str]] = defaultdict(dict)
+    for path in sorted(store.glob("verdicts_*.jsonl")):
+        for row in read_jsonl(path):
+            pair = key[row["pair"]]
+            winner = {"A": pair["A"], "B": pair["B"]}.get(row["verdict"], "tie")
+            by_judge[f"{path.stem}:{pair['id']}"][pair["A"]] = winner  # keyed by which answer came first
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    categories = {row["id"]: row["category"] for row in key.values()}
+    for judged, orders in by_judge.items():
+        if len(orders) == 2:
+            outcomes[categories[judged.split(":")[1]]].append(_outcome(orders["sot"], orders["sequential"]))
+    report: dict[str, Any] = {"by_category": {}, "cost": cost(store)}
+    every = [o for os_ in outcomes.values() for o in os_]
+    for name, found in [("all", every), *sorted(outcomes.items())]:
+        wins, losses = found.count("sot"), found.count("sequential")
+        report["by_category"][name] = {
+            "pairs": len(found),
+            "sot": wins,
+            "sequential": losses,
+            "tie": found.count("tie"),
+            "net_win_rate": round((wins - losses) / len(found), 3) if found else None,
+        }
+    print(json.dumps(report, indent=2))
+    return report
+
+
+def cost(store: Path) -> dict[str, Any]:
+    """Critical path and total tokens of each SoT answer, over its sequential answer's tokens."""
+    answers = {row["key"]: row for row in written(store)}
+    records = read_jsonl(store / "results.jsonl")
+    sequential = {r["id"]: tokens(r["text"]) for r in records if r["mode"] == "sequential"}
+    plans = {row["question_id"]: row["answer"] for row in answers.values() if row.get("kind") == "skeleton"}
+    paths, totals = [], []
+    sot_tokens = [tokens(r["text"]) for r in records if r["mode"] == "sot"]
+    for record in (r for r in records if r["mode"] == "sot" and r["id"] in sequential and r["id"] in plans):
+        plan = plans[record["id"]]
+        upto = [_plan_upto(plan, record["points"][i]) for i in range(len(record["expansions"]))]
+        path = max(upto[i] + tokens(body) for i, body in enumerate(record["expansions"]))
+        total = tokens(plan) + sum(tokens(body) for body in record["expansions"])
+        paths.append(path / sequential[record["id"]])
+        totals.append(total / sequential[record["id"]])
+    return {
+        "answers": len(paths),
+        "critical_path_over_sequential_median": round(statistics.median(paths), 3) if paths else None,
+        "total_over_sequential_median": round(statistics.median(totals), 3) if totals else None,
+        "sot_tokens_median": statistics.median(sot_tokens) if sot_tokens else None,
+        "sequential_tokens_median": statistics.median(sequential.values()) if sequential else None,
+    }
+
+
+def _plan_upto(plan: str, title: str) -> int:
+    """Tokens of the plan up to the end of the line that names `title` (the whole plan if none does)."""
+    lines = plan.splitlines(keepends=True)
+    found = next((i for i, line in enumerate(lines) if title in line), len(lines) - 1)
+    return tokens("".join(lines[: found + 1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["run", "pairs", "score"])
+    parser.add_argument("--store", type=Path, default=HERE / "full")
+    parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
+    parser.add_argument("--brief", action="store_true", help="run: the brief prompts (the paper's short points)")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    if args.command == "run":
+        anyio.run(run, args.store, args.questions, args.brief)
+    elif args.command == "pairs":
+        pairs(args.store, args.seed)
+    else:
+        report = score(args.store)
+        (args.store / "score.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
