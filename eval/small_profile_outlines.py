@@ -28,6 +28,8 @@ from sot import SkeletonShape, constants
 from sot.backends.base import ChatRequest, Constraint
 from sot.backends.local import LocalBackend, LocalConfig
 from sot.backends.small_model import SmallModelProfile
+from sot.calls import Caller
+from sot.options import RetryPolicy
 from sot.templates import Prompts
 
 HERE = Path(__file__).resolve().parent
@@ -65,21 +67,51 @@ def points_now(row: dict[str, Any]) -> list[str]:
     return list(reader.points)
 
 
+async def _outline(local: LocalBackend, request: ChatRequest, question: str) -> str:
+    """The outline's text as the orchestrator reads it: through sot's own retry loop, and closed once the
+    profile's reader has every point it keeps (the server stops writing lines that would be dropped)."""
+    reader = PROFILE.outline_reader(SHAPE, question)
+
+    def restart(_: int) -> None:
+        nonlocal reader
+        reader = PROFILE.outline_reader(SHAPE, question)
+
+    def feed(text: str) -> None:
+        reader.feed(text)
+
+    outcome = await Caller(local.backend, RetryPolicy()).call(
+        request,
+        purpose="skeleton",
+        require_text=False,
+        on_delta=feed,
+        on_restart=restart,
+        enough=lambda: reader.full,
+    )
+    return outcome.text
+
+
 async def record() -> None:
     prompts = Prompts()
     local = await LocalBackend.start(LocalConfig(slots=2))
-    rows = []
-    try:
-        for row in questions():
+    todo = questions()
+    rows: list[dict[str, Any]] = [{} for _ in todo]
+
+    async def worker(start: int) -> None:
+        for i in range(start, len(todo), 2):  # two at once: the server's two slots
+            row = todo[i]
             request = ChatRequest(
-                prompts.skeleton(row["question"], SHAPE),
+                prompts.skeleton(row["question"], SHAPE, PROFILE.style(brief=False).outline_template),
                 max_tokens=constants.SKELETON_MAX_TOKENS,
                 temperature=0,
                 constraint=Constraint(gbnf=SHAPE.gbnf(), regex=SHAPE.regex()),
             )
-            raw = "".join([chunk.text async for chunk in local.backend.stream_chat(request)])
-            rows.append(row | {"raw": raw})
-            print(f"{len(rows)} {row['set']}: {raw.splitlines()[:1]}", flush=True)
+            rows[i] = row | {"raw": await _outline(local, request, row["question"])}
+            print(f"{i + 1} {row['set']}: {rows[i]['raw'].splitlines()[:1]}", flush=True)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(worker, 0)
+            tg.start_soon(worker, 1)
     finally:
         await local.aclose()
     STORE.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,8 @@ A strong model is stood in for by people (or helper sessions) who answer the exa
    in `sot batch`'s record format, so `sot judge` can judge them with a real model too.
 2. ``pairs``: each question's two answers as a blind pair in both orders (``STORE/pairs.jsonl``: ``pair``,
    ``question``, ``A``, ``B``; which is which is in ``STORE/pairs_key.jsonl``, not for judges).
-3. ``score``: the judges' verdicts (``STORE/verdicts_*.jsonl``: ``pair``, ``verdict`` A/B/C, ``judge``)
+3. ``score``: the judges' verdicts (``STORE/verdicts_PANELn.jsonl``: ``pair``, ``verdict`` A/B/C, ``judge``;
+   the files of one panel together judge every pair once, each question in both orders)
    give the net win rate (SoT wins - losses over pairs; two orders that disagree are a tie, as in
    `sot judge`), by category, and the cost: each answer's critical path (the plan up to a section's
    line plus that section: what must be written one token after another) and total tokens, against
@@ -150,10 +151,11 @@ def score(store: Path) -> dict[str, Any]:
     key = {row["pair"]: row for row in read_jsonl(store / "pairs_key.jsonl")}
     by_judge: dict[str, dict[str, str]] = defaultdict(dict)
     for path in sorted(store.glob("verdicts_*.jsonl")):
+        panel = path.stem.removeprefix("verdicts_").rstrip("0123456789")  # verdicts_a1 and _a2: panel a
         for row in read_jsonl(path):
             pair = key[row["pair"]]
             winner = {"A": pair["A"], "B": pair["B"]}.get(row["verdict"], "tie")
-            by_judge[f"{path.stem}:{pair['id']}"][pair["A"]] = winner  # keyed by which answer came first
+            by_judge[f"{panel}:{pair['id']}"][pair["A"]] = winner  # keyed by which answer came first
     outcomes: dict[str, list[str]] = defaultdict(list)
     categories = {row["id"]: row["category"] for row in key.values()}
     for judged, orders in by_judge.items():
@@ -164,7 +166,7 @@ def score(store: Path) -> dict[str, Any]:
     for name, found in [("all", every), *sorted(outcomes.items())]:
         wins, losses = found.count("sot"), found.count("sequential")
         report["by_category"][name] = {
-            "pairs": len(found),
+            "judgements": len(found),  # a question judged in both orders by one panel
             "sot": wins,
             "sequential": losses,
             "tie": found.count("tie"),
