@@ -112,10 +112,11 @@ class Draft:
     def sequential_restart(self) -> None:
         self._attempt = ""
 
-    def sequential_delta(self, text: str) -> None:
+    def sequential_delta(self, text: str, held: int = 0) -> None:
+        """More of the answer; its last `held` characters wait (a loop may be forming there)."""
         self._attempt += text
         # Trailing whitespace waits: the final answer is stripped, and so must be what was shown.
-        visible = sanitize(self._attempt).strip()
+        visible = sanitize(self._attempt[: len(self._attempt) - held]).strip()
         if len(visible) > len(self._shown):
             self._show(visible)
 

@@ -304,7 +304,10 @@ def say_how_it_ended(answer: Answer) -> None:
     """One stderr line where the answer is not what was asked for: cut at a token limit, or not SoT."""
     if answer.fell_back:
         typer.echo(f"sot: answered sequentially: {sanitize(answer.reason)}", err=True)
-    if answer.truncated:
+    looped = any(call.looped for call in answer.calls)
+    if answer.truncated and looped:
+        typer.echo("sot: the model looped; the answer ends at its last whole sentence before the loop", err=True)
+    elif answer.truncated:
         flag = "--max-tokens" if answer.mode == "sequential" else "--point-max-tokens"
         typer.echo(f"sot: the answer was cut at its token limit (raise {flag} for more)", err=True)
 

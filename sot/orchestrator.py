@@ -24,6 +24,7 @@ import anyio
 
 from . import constants, events
 from ._draft import Draft
+from ._loops import LoopWatch
 from ._sanitize import sanitize
 from ._shape import SkeletonShape
 from .backends.base import Backend, ChatRequest, Constraint
@@ -82,6 +83,14 @@ class _Run:
         self.points.extend(fresh)
         self.details.extend(self.parser.detail(p) for p in fresh)
         return fresh
+
+
+def _unlooped(outcome: CallOutcome, watch: LoopWatch) -> CallOutcome:
+    """A stream that looped, ended at its last whole sentence before the loop (and said to have looped)."""
+    if not watch.looping:
+        return outcome
+    log.warning("%s call looped; its text ends at the last whole sentence before the loop", outcome.record.purpose)
+    return replace(outcome, text=watch.cut(outcome.text), record=replace(outcome.record, looped=True))
 
 
 def _first_sot_error(group: BaseExceptionGroup[BaseException]) -> SotError | None:
@@ -202,7 +211,9 @@ class Orchestrator:
         answer.profile = self.profile.name
         # Only calls whose text the answer shows: a cut outline is read as far as it went.
         shown = ("sequential",) if answer.mode == "sequential" else ("expand",)
-        answer.truncated = any(c.finish_reason == "length" and c.purpose in shown for c in answer.calls)
+        answer.truncated = any(
+            (c.finish_reason == "length" or c.looped) and c.purpose in shown for c in answer.calls
+        )
         emit(events.AnswerDone(answer))
         return answer
 
@@ -243,15 +254,22 @@ class Orchestrator:
             reasoning=self.options.reasoning,
         )
 
+        watch = LoopWatch()
+
         def on_delta(text: str) -> None:
             emit(events.TextDelta(text))
-            draft.sequential_delta(text)
+            watch.feed(text)
+            draft.sequential_delta(text, held=watch.held)
 
         def on_restart(attempt: int) -> None:
             emit(events.ExpansionRestarted(-1, attempt))
+            watch.restart()
             draft.sequential_restart()
 
-        outcome = await caller.call(request, purpose="sequential", on_delta=on_delta, on_restart=on_restart)
+        outcome = await caller.call(
+            request, purpose="sequential", on_delta=on_delta, on_restart=on_restart, enough=lambda: watch.looping
+        )
+        outcome = _unlooped(outcome, watch)
         draft.sequential_final(outcome.text)
         answer = self._answer(question, "sequential", reason, [*calls, outcome.record])
         answer.text = draft.text
@@ -407,6 +425,7 @@ class Orchestrator:
         on_restart: Callable[[int], None],
         lead: bool,
         sample_at: float | None,
+        enough: Callable[[], bool] | None = None,
     ) -> CallOutcome:
         opts = self.options
         details = [*run.details[: len(points)], *[""] * (len(points) - len(run.details))]
@@ -432,6 +451,7 @@ class Orchestrator:
             on_delta=on_delta,
             on_restart=on_restart,
             require_text=self.profile.requires_text,
+            enough=enough,
         )
 
     def _job(self, run: _Run, points: list[str], index: int) -> PointJob:
@@ -459,18 +479,25 @@ class Orchestrator:
         points = run.points[: index + 1] if self.options.pipeline else list(run.points)
         tries = _Tries()
 
+        watch = LoopWatch()
+
         def on_delta(text: str) -> None:
             if run.first_expansion_token_s is None:
                 run.first_expansion_token_s = caller.now()
+            watch.feed(text)
             emit(events.ExpansionDelta(index, text))
 
         def on_restart(attempt: int) -> None:
+            watch.restart()
             emit(events.ExpansionRestarted(index, attempt))
 
         async def call(*, lead: bool = False, sample_at: float | None = None) -> CallOutcome:
             if tries.calls:  # the profile asks again: what the last call showed is taken back
                 on_restart(tries.attempts + 1)
-            outcome = await self._expansion_call(run, points, index, caller, on_delta, on_restart, lead, sample_at)
+            outcome = await self._expansion_call(
+                run, points, index, caller, on_delta, on_restart, lead, sample_at, enough=lambda: watch.looping
+            )
+            outcome = _unlooped(outcome, watch)
             tries.calls += 1
             tries.attempts += outcome.record.attempts
             run.records.append(outcome.record)

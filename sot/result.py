@@ -55,6 +55,8 @@ class CallRecord:
     left_early: bool = False
     # Why the server ended the last attempt's stream ("stop", "length": its token limit, ...), as it said.
     finish_reason: str | None = None
+    # It wrote one piece of text again and again (sot/_loops.py): ended there, its text cut before the loop.
+    looped: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -106,7 +108,7 @@ class Answer:
     adaptations: list[str] = field(default_factory=list)
     reasoning_s: float = 0.0  # seconds of thinking text over every call (tokens: usage.reasoning_tokens)
     profile: str = ""  # the model profile that read the outline and settled the expansions (sot/profiles.py)
-    # Text of the answer stopped at a token limit (a point's or the sequential answer's): it ends mid-thought.
+    # Text of the answer stopped at a token limit, or cut before a loop (a point's or the sequential answer's).
     truncated: bool = False
     # SoT was asked for but the outline had too few points: answered sequentially instead (``reason`` says why).
     fell_back: bool = False

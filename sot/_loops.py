@@ -1,0 +1,98 @@
+"""A degenerate loop in a stream: one piece of text written again and again, back to back.
+
+Models of every size fall into such loops at times (small ones often: "rain, rain, rain, ...", a line
+repeated two dozen times), and then write until their token limit cuts them mid-word. ``LoopWatch`` sees
+a loop once a piece of text has come back to back at least ``MIN_COPIES`` times over ``MIN_SPAN``
+characters, ends the stream there, and cuts the text at the last whole sentence before the loop began.
+Only exact repeats count: parallel wording, a table's rows or a list's items differ, and stay.
+
+Views are shown whole sentences (a sentence still being written waits, up to ``SENTENCE_HOLD``
+characters), and while a repetition is forming the text from the sentence it began in waits too, so a
+loop is never shown and then taken back: every view shows the same text.
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_SPAN = 200  # characters of back-to-back repetition before it is a loop
+MIN_COPIES = 3
+MAX_UNIT = 200  # the longest piece whose repetition is looked for
+SENTENCE_HOLD = 300  # a sentence still being written waits to be shown until it is this long
+_PROBE = 6  # the text's last characters, looked up earlier in the text to find candidate periods
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
+
+
+def _copies(text: str, unit: int) -> int:
+    """How many times the last `unit` characters of `text` come back to back at its end."""
+    copies = 1
+    while len(text) >= (copies + 1) * unit and text[-(copies + 1) * unit : -copies * unit] == text[-unit:]:
+        copies += 1
+    return copies
+
+
+def _repetition(text: str) -> tuple[int, int]:
+    """(start, copies) of the longest back-to-back repetition at the end of `text` (copies 1: none)."""
+    best = (len(text), 1)
+    if len(text) < 2 * _PROBE:
+        return best
+    probe = text[-_PROBE:]
+    low = max(0, len(text) - MAX_UNIT - _PROBE)
+    end = len(text) - 1
+    while (found := text.rfind(probe, low, end)) >= 0:
+        unit = len(text) - _PROBE - found
+        copies = _copies(text, unit)
+        start = len(text) - copies * unit
+        while start > 0 and text[start - 1] == text[start - 1 + unit]:
+            start -= 1  # the run began mid-copy: "rain, rain, ra" repeats "in, ra" from its first "rain"
+        if copies > 1 and start < best[0]:
+            best = (start, copies)
+        end = found + _PROBE - 1
+    return best
+
+
+class LoopWatch:
+    """Feed a stream's text; ``looping`` once it loops; ``held`` characters at its end to show no one yet."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.loop_start: int | None = None
+        self._forming = 0  # where the repetition now at the end began (len(text) when none)
+
+    def restart(self) -> None:
+        """A retried stream starts over."""
+        self.text, self.loop_start, self._forming = "", None, 0
+
+    @property
+    def looping(self) -> bool:
+        return self.loop_start is not None
+
+    def feed(self, delta: str) -> None:
+        self.text += delta
+        if self.looping:
+            return
+        start, copies = _repetition(self.text)
+        self._forming = start
+        if copies >= MIN_COPIES and len(self.text) - start >= MIN_SPAN:
+            self.loop_start = start
+
+    @property
+    def held(self) -> int:
+        """Characters at the end of the text that no view should show yet: from the start of the sentence
+        a forming repetition began in (its text may yet be cut away)."""
+        start = self.loop_start if self.loop_start is not None else self._forming
+        unfinished = len(self.text) - _sentence_start(self.text, len(self.text))
+        forming = len(self.text) - _sentence_start(self.text, start) if start < len(self.text) else 0
+        return max(forming, unfinished if unfinished < SENTENCE_HOLD else 0)
+
+    def cut(self, text: str) -> str:
+        """`text` (the stream's, as it ended) without the loop, ending at its last whole sentence before it."""
+        if self.loop_start is None:
+            return text
+        return text[: _sentence_start(text, self.loop_start)].rstrip()
+
+
+def _sentence_start(text: str, position: int) -> int:
+    """Where the sentence holding `position` begins: just after the last sentence end before it."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, position)]
+    return ends[-1] if ends else 0

@@ -1,0 +1,86 @@
+"""A looping stream ends at the last whole sentence before the loop, in every view, and says so."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+
+import anyio
+import pytest
+
+import sot
+from sot._loops import LoopWatch
+from sot.fake_server import FakeServer, Handler, Reply, SeenRequest
+
+POEM = "Soft rain falls on the roof. It sings: " + "rain, " * 120
+LINES = "Compare the two ends.\n\n" + "**Loose End**\n" * 40
+TABLE = "| a | b |\n|---|---|\n" + "".join(f"| {i} | {i * i} |\n" for i in range(60))
+
+
+def watched(text: str, step: int = 7) -> LoopWatch:
+    watch = LoopWatch()
+    for i in range(0, len(text), step):
+        watch.feed(text[i : i + step])
+    return watch
+
+
+@pytest.mark.parametrize(("text", "kept"), [(POEM, "Soft rain falls on the roof."), (LINES, "Compare the two ends.")])
+def test_a_loop_is_seen_and_cut_at_the_last_whole_sentence_before_it(text: str, kept: str) -> None:
+    watch = watched(text)
+    assert watch.looping
+    assert watch.cut(text) == kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        TABLE,
+        "Repeat after me: " + "ha " * 10 + "and that is it.",
+        "def f():\n    return 0\n\n\ndef g():\n    return 0\n",
+        "Step one. Step two. Step three. Step four. Step five.",
+    ],
+)
+def test_parallel_text_tables_and_short_repeats_are_no_loop(text: str) -> None:
+    watch = watched(text + "\n")
+    assert not watch.looping and watch.cut(text) == text and watch.held <= 1
+
+
+def test_a_forming_repetition_is_held_back_from_the_start_of_its_sentence() -> None:
+    watch = watched("One whole sentence. It sings: " + "rain, " * 5)
+    assert watch.text[: len(watch.text) - watch.held] == "One whole sentence."
+    watch.feed("and then it stops. And")
+    assert watch.held == len(" And")  # a sentence still being written waits, the rest is shown
+
+
+def test_a_looping_answer_is_the_same_cut_text_in_every_view(fake: Callable[[Handler], FakeServer]) -> None:
+    def handler(request: SeenRequest) -> Reply:
+        return Reply(POEM, finish_reason="length")
+
+    server = fake(handler)
+    shown: list[str] = []
+
+    async def ask() -> sot.Answer:
+        async with sot.Client(base_url=server.url, model="m", mode="sequential") as client:
+            async with client.stream("Write a short poem about rain.") as answer_events:
+                async for event in answer_events:
+                    if isinstance(event, sot.events.AnswerText):
+                        shown.append(event.text)
+                    elif isinstance(event, sot.events.AnswerDone):
+                        return event.answer
+        raise AssertionError("no answer")
+
+    answer = anyio.run(ask)
+    assert answer.text == "".join(shown) == "Soft rain falls on the roof."
+    assert answer.truncated and answer.calls[-1].looped
+    # The stream was closed once it looped, long before the server would have finished it.
+    assert answer.calls[-1].left_early
+    result = subprocess.run(
+        [sys.executable, "-m", "sot", "ask", "--mode", "sequential", "--json", "--base-url", server.url, "--model", "m", "Poem?"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert json.loads(result.stdout)["text"] == "Soft rain falls on the roof."
+    assert "the model looped; the answer ends at its last whole sentence before the loop" in result.stderr
