@@ -58,10 +58,11 @@ class LoopWatch:
         self.text = ""
         self.loop_start: int | None = None
         self._forming = 0  # where the repetition now at the end began (len(text) when none)
+        self._shown = 0  # the most of the text a view may have shown: a cut never goes back before it
 
     def restart(self) -> None:
         """A retried stream starts over."""
-        self.text, self.loop_start, self._forming = "", None, 0
+        self.text, self.loop_start, self._forming, self._shown = "", None, 0, 0
 
     @property
     def looping(self) -> bool:
@@ -75,6 +76,7 @@ class LoopWatch:
         self._forming = start
         if copies >= MIN_COPIES and len(self.text) - start >= MIN_SPAN:
             self.loop_start = start
+        self._shown = max(self._shown, len(self.text) - self.held)
 
     @property
     def held(self) -> int:
@@ -89,7 +91,7 @@ class LoopWatch:
         """`text` (the stream's, as it ended) without the loop, ending at its last whole sentence before it."""
         if self.loop_start is None:
             return text
-        return text[: _sentence_start(text, self.loop_start)].rstrip()
+        return text[: max(_sentence_start(text, self.loop_start), self._shown)].rstrip()
 
 
 def _sentence_start(text: str, position: int) -> int:

@@ -230,7 +230,7 @@ def tiny_disk(tmp_path: Path):
 
 
 def test_a_really_full_disk(fake, tmp_path: Path, tiny_disk: Path) -> None:
-    server = fake(sot_script(sequential_text="A plain answer. " * 60))
+    server = fake(sot_script(sequential_text=" ".join(f"Sentence {i} of a plain answer." for i in range(60))))
     prompts = write_prompts(tmp_path / "p.jsonl", 200)
     out = tiny_disk / "r.jsonl"
     args = [str(prompts), "--out", str(out), "--modes", "sequential", "--base-url", server.url, "--model", "m"]

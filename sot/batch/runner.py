@@ -73,6 +73,11 @@ def make_record(
             calls=len(answer.calls),
             model=answer.model,
             backend=answer.backend,
+            profile=answer.profile,
+            # How it ended: cut at a token limit or before a loop, or answered sequentially instead of SoT.
+            truncated=answer.truncated,
+            looped=any(call.looped for call in answer.calls),
+            fell_back=answer.fell_back,
         )
     return record
 
