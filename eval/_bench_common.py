@@ -108,6 +108,11 @@ def paired_row(row: dict[str, Any], sot_answer: sot.Answer, sequential: sot.Answ
         "sequential_tokens": sequential.usage.completion_tokens,
         "sot_first_token_s": sot_answer.timings.first_token_s,
         "sequential_first_token_s": sequential.timings.first_token_s,
+        # Cut at a token limit or before a loop: such an answer's time says little of a whole answer's.
+        "sot_truncated": sot_answer.truncated,
+        "sequential_truncated": sequential.truncated,
+        "sot_looped": any(call.looped for call in sot_answer.calls),
+        "sequential_looped": any(call.looped for call in sequential.calls),
     }
 
 
@@ -118,7 +123,15 @@ def geometric_mean(values: Sequence[float]) -> float:
 def speedup_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Medians of paired rows; the ratio is sequential latency / SoT latency (> 1: SoT was faster)."""
     ratios = [r["ratio"] for r in rows]
+    whole = [r["ratio"] for r in rows if not (r.get("sot_truncated") or r.get("sequential_truncated"))]
     return {
+        # How many answers of each mode were cut (token limit or loop), and the speed-up without them.
+        "sot_truncated": sum(bool(r.get("sot_truncated")) for r in rows),
+        "sequential_truncated": sum(bool(r.get("sequential_truncated")) for r in rows),
+        "sot_looped": sum(bool(r.get("sot_looped")) for r in rows),
+        "sequential_looped": sum(bool(r.get("sequential_looped")) for r in rows),
+        "whole_pairs": len(whole),
+        "median_ratio_whole_pairs": round(statistics.median(whole), 3) if whole else None,
         "questions": len(rows),
         "median_sot_s": round(statistics.median(r["sot_s"] for r in rows), 3),
         "median_sequential_s": round(statistics.median(r["sequential_s"] for r in rows), 3),
@@ -137,6 +150,9 @@ def speedup_markdown(s: dict[str, Any]) -> list[str]:
         f"{s['geomean_ratio_sequential_over_sot']}, SoT faster on {s['sot_faster']} of {s['questions']} "
         f"(> 1 means SoT is faster). Median completion tokens: SoT {s['median_sot_tokens']}, "
         f"sequential {s['median_sequential_tokens']}.",
+        f"Cut answers (token limit or loop): SoT {s['sot_truncated']} ({s['sot_looped']} looped), sequential "
+        f"{s['sequential_truncated']} ({s['sequential_looped']} looped); the {s['whole_pairs']} questions where "
+        f"neither was cut: median speed-up {s['median_ratio_whole_pairs']}.",
     ]
 
 

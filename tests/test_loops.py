@@ -65,13 +65,13 @@ def test_a_looping_answer_is_the_same_cut_text_in_every_view(fake: Callable[[Han
     shown: list[str] = []
 
     async def ask() -> sot.Answer:
-        async with sot.Client(base_url=server.url, model="m", mode="sequential") as client:
-            async with client.stream("Write a short poem about rain.") as answer_events:
-                async for event in answer_events:
-                    if isinstance(event, sot.events.AnswerText):
-                        shown.append(event.text)
-                    elif isinstance(event, sot.events.AnswerDone):
-                        return event.answer
+        client = sot.Client(base_url=server.url, model="m", mode="sequential")
+        async with client, client.stream("Write a short poem about rain.") as answer_events:
+            async for event in answer_events:
+                if isinstance(event, sot.events.AnswerText):
+                    shown.append(event.text)
+                elif isinstance(event, sot.events.AnswerDone):
+                    return event.answer
         raise AssertionError("no answer")
 
     answer = anyio.run(ask)
