@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     try:
         _server = xllamacpp.Server(params(args, xllamacpp))
     except Exception as exc:
-        fail(f"llama.cpp could not start with {os.path.basename(args.model)}: {exc}")
+        fail(f"llama.cpp could not start with {args.model}: {exc}")
     signal.sigwait(stop_signals)
     # The server's threads hold nothing that needs flushing; tearing it down takes seconds, leaving is at once.
     os._exit(0)

@@ -8,6 +8,7 @@ a size cap.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -18,7 +19,48 @@ from ._httpx import httpx
 
 
 class ProbeFailed(Exception):
-    """The GET failed, timed out or returned something unreadable; the message is safe to show."""
+    """The GET failed, timed out or returned something unreadable; the message is safe to show.
+
+    ``cause`` is the transport error, where there was one: a caller that maps errors for its own
+    calls (``openai_compat``) says the same about the server whichever request met it first.
+    """
+
+    def __init__(self, message: str, cause: httpx.HTTPError | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+
+async def get_reply(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    deadline_s: float,
+    headers: dict[str, str] | None = None,
+    limit: int = constants.MAX_ERROR_BODY_BYTES * 16,
+) -> Reply:
+    """The status, headers and body of GET `url`, all within `deadline_s` seconds."""
+    try:
+        with anyio.fail_after(deadline_s):
+            async with http.stream("GET", url, headers=headers) as response:
+                body = bytearray()
+                async for piece in response.aiter_bytes():
+                    body += piece
+                    if len(body) > limit:
+                        raise ProbeFailed("the reply was too large")
+                return Reply(response.status_code, response.headers, bytes(body))
+    except TimeoutError:
+        raise ProbeFailed(f"no complete reply within {deadline_s:g} s") from None
+    except httpx.ConnectError as exc:
+        raise ProbeFailed("nothing is listening there (connection refused or host not found)", exc) from None
+    except httpx.HTTPError as exc:
+        raise ProbeFailed(f"the request failed ({type(exc).__name__})", exc) from None
 
 
 async def get_json(
@@ -30,25 +72,11 @@ async def get_json(
     limit: int = constants.MAX_ERROR_BODY_BYTES * 16,
 ) -> tuple[int, Any]:
     """(status, parsed JSON body or None) of GET `url`, all within `deadline_s` seconds."""
+    reply = await get_reply(http, url, deadline_s=deadline_s, headers=headers, limit=limit)
     try:
-        with anyio.fail_after(deadline_s):
-            async with http.stream("GET", url, headers=headers) as response:
-                body = bytearray()
-                async for piece in response.aiter_bytes():
-                    body += piece
-                    if len(body) > limit:
-                        raise ProbeFailed("the reply was too large")
-                status = response.status_code
-    except TimeoutError:
-        raise ProbeFailed(f"no complete reply within {deadline_s:g} s") from None
-    except httpx.ConnectError:
-        raise ProbeFailed("nothing is listening there (connection refused or host not found)") from None
-    except httpx.HTTPError as exc:
-        raise ProbeFailed(f"the request failed ({type(exc).__name__})") from None
-    try:
-        return status, json.loads(bytes(body)) if body else None
+        return reply.status, json.loads(reply.body) if reply.body else None
     except ValueError:
-        return status, None
+        return reply.status, None
 
 
 async def healthy(url: str, deadline_s: float = constants.HEALTH_PROBE_TIMEOUT_S) -> bool:

@@ -4,8 +4,8 @@ Plain httpx on a client we own (one pool for every call of a backend): the reque
 ``build_body``, the SSE body is read by ``backends/_sse.py`` (line endings, size caps, bounded
 decompression) and every chunk parsed once by ``backends/_chunks.py``. sot's retry loop in
 ``sot.calls`` is the only one. ``_map_error`` is the one place where HTTP statuses, httpx, stall and
-stream errors become ``sot.errors`` exceptions, each with the fix where there is one, and never a URL,
-header or key.
+stream errors become ``sot.errors`` exceptions, each with the fix where there is one, and never a header,
+a key or a URL (only the host and port of a server that cannot be reached).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 
@@ -43,7 +43,7 @@ from ._chunks import ErrorBody, StreamChunk, error_body, parse_chunk, parse_comp
 from ._httpx import httpx
 from ._negotiate import Negotiator
 from ._pool import upstream_client
-from ._probe import ProbeFailed, get_json
+from ._probe import ProbeFailed, get_reply
 from ._reasoning import ChunkFilter
 from ._redact import redact
 from .base import ChatChunk, ChatRequest
@@ -62,16 +62,24 @@ _CONTEXT_FIX = (
     "(llama-server --ctx-size, vLLM --max-model-len)"
 )
 _NOT_AN_API = "the address answered with a web page (HTML), not an OpenAI-compatible API: check --base-url"
+# One line for a base URL without its API path, whichever request met it first (a chat call, or the
+# model list asked for when no --model is given): the fix does not depend on the flags.
+_ADD_V1 = (
+    "HTTP 404: nothing serves an OpenAI-compatible API at this address; such servers serve it under /v1: "
+    "add /v1 to the end of --base-url"
+)
+# A 404 that talks about a model is about the model (DeepSeek's API has no /v1), not the address.
+_ABOUT_A_MODEL = re.compile(r"(?<![/\w])models?\b", re.IGNORECASE)  # not the path "/models"
 _REQUEST_ID = re.compile(r"[^A-Za-z0-9._:-]")
 
 
 class _HttpStatus(Exception):
     """A non-2xx reply (internal: ``_map_error`` turns it into sot's error)."""
 
-    def __init__(self, response: httpx.Response, body: bytes) -> None:
-        super().__init__(response.status_code)
-        self.status = response.status_code
-        self.headers = response.headers
+    def __init__(self, status: int, headers: httpx.Headers, body: bytes) -> None:
+        super().__init__(status)
+        self.status = status
+        self.headers = headers
         self.body = body
 
 
@@ -165,7 +173,7 @@ def _status_error(exc: _HttpStatus, secrets: tuple[str | None, ...], base_path: 
             f"the server redirected the request (HTTP {status}); sot does not follow redirects: give the final "
             f"address as --base-url{suffix}"
         )
-        error = BadRequestError(message, status_code=status)
+        error = _at_address(BadRequestError(message, status_code=status))
     elif status == 408:
         error = RequestTimeoutError(f"the server timed out the request ({where}){suffix}", status_code=status)
     elif status == 409:
@@ -173,17 +181,13 @@ def _status_error(exc: _HttpStatus, secrets: tuple[str | None, ...], base_path: 
     elif status >= 500:
         message = f"server error ({where}){suffix}"
         return ServerError(message, status_code=status, retry_after=retry_after, request_id=rid)
-    elif status == 404 and not as_json and not re.search(r"/v\d", base_path):
-        error = BadRequestError(
-            f"HTTP 404: nothing serves chat completions at this address; OpenAI-compatible servers serve them "
-            f"under /v1: add /v1 to the end of --base-url{suffix}",
-            status_code=status,
-        )
+    elif status == 404 and not re.search(r"/v\d", base_path) and not _about_a_model(parsed):
+        error = _at_address(BadRequestError(f"{_ADD_V1}{suffix}", status_code=status))
     elif html:
-        error = BadRequestError(f"{_NOT_AN_API} (HTTP {status}){suffix}", status_code=status)
+        error = _at_address(BadRequestError(f"{_NOT_AN_API} (HTTP {status}){suffix}", status_code=status))
     elif status == 404 and not as_json:
         message = f"HTTP 404: nothing serves chat completions at this address: check --base-url{suffix}"
-        error = BadRequestError(message, status_code=status)
+        error = _at_address(BadRequestError(message, status_code=status))
     elif parsed is not None and (parsed.code in _CONTEXT_CODES or _CONTEXT_TEXT.search(parsed.message)):
         message = f"the prompt and the answer do not fit the model's context ({where}): {_CONTEXT_FIX}{suffix}"
         error = ContextLengthError(message, status_code=status)
@@ -201,6 +205,28 @@ def _status_error(exc: _HttpStatus, secrets: tuple[str | None, ...], base_path: 
     return error
 
 
+_Error = TypeVar("_Error", bound=BackendError)
+
+
+def _at_address(error: _Error) -> _Error:
+    error.setup_error = True
+    return error
+
+
+def _about_a_model(parsed: ErrorBody | None) -> bool:
+    if parsed is None:
+        return False
+    return any(_ABOUT_A_MODEL.search(text) for text in (parsed.message, parsed.code or "", parsed.param or ""))
+
+
+def _address(url: httpx.URL) -> str:
+    """HOST:PORT of a base URL: what to check when nothing answers there (never its user info, path or query,
+    which may carry credentials)."""
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
+    return f"{host}:{port}" if port else host
+
+
 def _refused(exc: BaseException) -> bool:
     seen: BaseException | None = exc
     while seen is not None:
@@ -215,8 +241,11 @@ def _unresolved(exc: BaseException) -> bool:
     return "name or service not known" in text or "nodename nor servname" in text or "name resolution" in text
 
 
-def _map_error(exc: BaseException, secrets: tuple[str | None, ...] = (), base_path: str = "/v1") -> BackendError:
-    """Map a lower-layer error to sot's tree; the message names no URL, header or key."""
+def _map_error(
+    exc: BaseException, secrets: tuple[str | None, ...] = (), base_path: str = "/v1", url: httpx.URL | None = None
+) -> BackendError:
+    """Map a lower-layer error to sot's tree; the message names no header or key, and of `url` only its host
+    (and port), where no server answers there."""
     if isinstance(exc, BackendError):
         return exc
     if isinstance(exc, _HttpStatus):
@@ -233,17 +262,21 @@ def _map_error(exc: BaseException, secrets: tuple[str | None, ...] = (), base_pa
     if isinstance(exc, _sse.Stalled):
         return BackendTimeoutError(f"the server sent nothing for {exc.seconds:g} s (a stalled stream; --stall-timeout)")
     if isinstance(exc, _NotAnApi):
-        return ProtocolError(_NOT_AN_API, retryable=False)
+        return _at_address(ProtocolError(_NOT_AN_API, retryable=False))
     if isinstance(exc, httpx.TimeoutException):
         return BackendTimeoutError("the server did not accept the connection in time: check --base-url and the network")
     if isinstance(exc, httpx.ConnectError) and _refused(exc):
-        return BackendConnectionError(
-            "nothing is listening at the server's address (connection refused): check --base-url and that the "
-            "server is running",
-            retryable=False,
+        where = _address(url) if url is not None else "the server's address"
+        return _at_address(
+            BackendConnectionError(
+                f"nothing is listening at {where} (connection refused); check --base-url and that the server is "
+                "running",
+                retryable=False,
+            )
         )
     if isinstance(exc, httpx.ConnectError) and _unresolved(exc):
-        return BackendConnectionError("the server's host name could not be resolved: check --base-url", retryable=False)
+        host = f"the host name {url.host}" if url is not None else "the server's host name"
+        return _at_address(BackendConnectionError(f"{host} could not be resolved; check --base-url", retryable=False))
     if isinstance(exc, httpx.RemoteProtocolError):
         return ProtocolError("the server closed the stream before the answer was complete")
     if isinstance(exc, httpx.TransportError):
@@ -251,6 +284,18 @@ def _map_error(exc: BaseException, secrets: tuple[str | None, ...] = (), base_pa
     if isinstance(exc, ValueError):  # json.JSONDecodeError
         return ProtocolError("the server sent a malformed response (not JSON)")
     return BackendError(f"unexpected backend failure: {type(exc).__name__}")
+
+
+def _checked_url(base_url: str) -> httpx.URL:
+    """The base URL, refused at once where it cannot be one (a bare host:port is the usual slip)."""
+    fix = "--base-url must be an http:// or https:// address, e.g. http://127.0.0.1:8080/v1"
+    try:
+        url = httpx.URL(base_url.strip())
+    except httpx.InvalidURL:
+        raise ConfigurationError(fix) from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ConfigurationError(fix)
+    return url
 
 
 def build_body(
@@ -304,11 +349,12 @@ class OpenAICompatBackend:
         self.dialect: Dialect = dialect
         self.name = name or ("openai-compatible" if dialect == "openai" else dialect)
         self._extra_body = dict(extra_body or {})
-        url = httpx.URL(base_url.strip())
+        url = _checked_url(base_url)
         # User info in the URL becomes Basic auth: the URL we keep (and httpx logs) never holds it.
         auth = httpx.BasicAuth(url.username, url.password) if url.userinfo else None
         self._secrets: tuple[str | None, ...] = (api_key, url.username or None, url.password or None)
-        self.base_url = str(url.copy_with(username=None, password=None)).rstrip("/")
+        self._url = url.copy_with(username=None, password=None)
+        self.base_url = str(self._url).rstrip("/")
         self._base_path = url.path
         self.negotiator = Negotiator(self.base_url, model)  # what this server accepts, learned per process
         headers = {"Accept-Encoding": "gzip, deflate", "Accept": "text/event-stream, application/json"}
@@ -326,6 +372,13 @@ class OpenAICompatBackend:
             auth=auth,
             follow_redirects=False,
         )
+
+    def redact(self, text: str) -> str:
+        """Server text as one line that is safe to show: no URL, and nothing of this backend's key or user info."""
+        return redact(text, *self._secrets)
+
+    def _map_error(self, exc: BaseException) -> BackendError:
+        return _map_error(exc, self._secrets, self._base_path, self._url)
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend(name={self.name!r}, model={self.model!r}, dialect={self.dialect!r})"
@@ -379,7 +432,7 @@ class OpenAICompatBackend:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
         except _HttpStatus as exc:
-            error = _map_error(exc, self._secrets, self._base_path)
+            error = self._map_error(exc)
             # A refused field is adapted; a real 400 (context too long, a bad model) never is.
             if (
                 isinstance(error, BadRequestError)
@@ -394,9 +447,9 @@ class OpenAICompatBackend:
                 error.adaptation = tuple(adapted)  # non-empty: sot.calls sends it again at once, adapted
             raise error from None
         except httpx.ReadTimeout:
-            raise _map_error(_sse.Stalled(stall), self._secrets, self._base_path) from None
+            raise self._map_error(_sse.Stalled(stall)) from None
         except (httpx.HTTPError, ValueError, _StreamError, _sse.Stalled, _NotAnApi) as exc:
-            raise _map_error(exc, self._secrets, self._base_path) from None
+            raise self._map_error(exc) from None
 
     async def _read(self, response: httpx.Response, stall: float, answer_only: ChunkFilter) -> AsyncIterator[ChatChunk]:
         encoding = response.headers.get("content-encoding", "")
@@ -409,7 +462,7 @@ class OpenAICompatBackend:
                         body += piece
             except (ProtocolError, httpx.ReadTimeout):
                 pass  # an over-long or stalled error body: its first part is enough for the message
-            raise _HttpStatus(response, bytes(body))
+            raise _HttpStatus(response.status_code, response.headers, bytes(body))
         content_type = response.headers.get("content-type", "").lower()
         bounded = _sse.BoundedBody(response.aiter_raw(), encoding, constants.MAX_RESPONSE_BYTES)
         if "html" in content_type:
@@ -465,21 +518,32 @@ class OpenAICompatBackend:
             raise ProtocolError("the stream ended before the answer was complete")
 
     async def served_models(self, deadline_s: float) -> list[str]:
-        """The ids ``GET /models`` lists, all within `deadline_s` (a trickling reply cannot hold us)."""
+        """The ids ``GET /models`` lists, all within `deadline_s` (a trickling reply cannot hold us).
+
+        Where the address or the key is wrong (nothing listening, a page without the API, 401), the error is
+        the one a chat call would meet: the same line and exit code whether or not a model was given.
+        """
+        unlisted = f"no model given (--model / ${constants.ENV_MODEL}) and the server's model list is unavailable"
         try:
-            status, payload = await get_json(self._http, self.base_url + "/models", deadline_s=deadline_s)
+            reply = await get_reply(self._http, self.base_url + "/models", deadline_s=deadline_s)
         except ProbeFailed as exc:
-            raise ConfigurationError(
-                f"no model given (--model / ${constants.ENV_MODEL}) and the server's model list is unavailable: "
-                f"{exc}; check --base-url and --timeout"
-            ) from None
+            if isinstance(exc.cause, httpx.TransportError):
+                raise self._map_error(exc.cause) from None
+            raise ConfigurationError(f"{unlisted}: {exc}; check --base-url and --timeout") from None
+        status = reply.status
+        html = _looks_like_html(reply.body, reply.headers.get("content-type", ""))
+        no_api_path = status == 404 and not re.search(r"/v\d", self._base_path)
+        if status in (401, 403) or 300 <= status < 400 or no_api_path or (html and status >= 400):
+            raise self._map_error(_HttpStatus(status, reply.headers, reply.body))
+        if html:
+            raise self._map_error(_NotAnApi())
+        try:
+            payload = json.loads(reply.body) if reply.body else None
+        except ValueError:
+            payload = None
         data = payload.get("data") if isinstance(payload, dict) else None
         if status != 200 or not isinstance(data, list):
-            hint = " (add /v1 to --base-url?)" if status == 404 and not re.search(r"/v\d", self._base_path) else ""
-            raise ConfigurationError(
-                f"no model given (--model / ${constants.ENV_MODEL}) and the server's model list is unavailable "
-                f"(HTTP {status}){hint}"
-            )
+            raise ConfigurationError(f"{unlisted} (HTTP {status}): name the model with --model")
         return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str | int)]
 
     async def aclose(self) -> None:

@@ -13,15 +13,35 @@ import typer
 from . import _logging, constants
 from ._sanitize import sanitize
 from .client import Client
-from .errors import ConfigurationError, SotError
+from .errors import ConfigurationError, SkeletonError, SotError
 from .events import AnswerDone
 from .options import check_number
 from .result import Answer
+
+# What each exit code means (README's "Retries and errors" has the same table; a test keeps them equal).
+# Each line fits 80 columns: the help shows them one per line.
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (0, "done"),
+    (1, "an unexpected error"),
+    (2, "usage: a bad option or value, a file not found, no --model given"),
+    (3, "the server is unreachable or failing (5xx, cut streams): check --base-url"),
+    (4, "a call timed out: raise --timeout or --stall-timeout"),
+    (5, "rate limited (HTTP 429)"),
+    (6, "authentication failed (HTTP 401, 403): check --api-key"),
+    (7, "request refused (HTTP 4xx): a wrong --model, no /v1, a prompt too long"),
+    (8, "the embedded local server could not be found or started"),
+    (9, "no outline could be obtained (a server failure keeps its code above)"),
+    (10, "a point failed (a server failure keeps its code above)"),
+    (11, "batch, judge: some records failed; --resume re-runs them"),
+    (130, "interrupted (Ctrl-C)"),
+)
+_EPILOG = "Exit codes:\n\n" + "\n".join(f"{code:>3}  {meaning}" for code, meaning in EXIT_CODES)
 
 app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="Skeleton-of-Thought: outline first, then expand every point in parallel.",
+    epilog=_EPILOG,
     pretty_exceptions_enable=False,
 )
 
@@ -43,6 +63,16 @@ def _root(
     pass
 
 
+def _as_met(exc: BaseException) -> tuple[str, str]:
+    """(type name, message) of the error as the user should meet it: a wrong setup (nothing listening at
+    --base-url, /v1 missing, a refused --api-key) is said the same way whichever call met it first (the
+    outline's, with --mode sot; the answer's, with --mode sequential; the model list's, without --model)."""
+    if isinstance(exc, SkeletonError) and getattr(exc, "setup_error", False):
+        cause = getattr(type(exc), "cause_type", type(exc))
+        return cause.__name__, exc.cause_message or str(exc)
+    return type(exc).__name__, str(exc)
+
+
 def fail(exc: BaseException, debug: bool, as_json: bool = False) -> None:
     """One line on stderr (with --json: one JSON object on stdout) and the error's exit code.
 
@@ -51,11 +81,12 @@ def fail(exc: BaseException, debug: bool, as_json: bool = False) -> None:
     if debug:
         traceback.print_exception(exc)
     code = exc.exit_code if isinstance(exc, SotError) else 1
+    kind, message = _as_met(exc)
     if as_json:
-        error = {"type": type(exc).__name__, "message": str(exc), "exit_code": code}
+        error = {"type": kind, "message": message, "exit_code": code}
         typer.echo(json.dumps({"error": error}, ensure_ascii=False))
     else:
-        typer.echo(f"sot: error: {exc}", err=True)
+        typer.echo(f"sot: error: {message}", err=True)
     raise typer.Exit(code)
 
 

@@ -136,6 +136,9 @@ def batch(
         fail(exc, debug)
 
 
+_UNBOUNDED = 1_000_000
+
+
 def _cell(value: object) -> Text:
     """Data as an inert table cell: no rich markup, no control characters."""
     return Text(sanitize(str(value)))
@@ -193,9 +196,9 @@ def _usable_records(results: Path) -> list[dict[str, Any]]:
     if problems:
         skipped = sum(problems.values())
         detail = "; ".join(f"{n}: {why}" for why, n in problems.most_common())
-        typer.echo(f"sot: warning: {skipped} line(s) of {results.name} skipped ({detail})", err=True)
+        typer.echo(f"sot: warning: {skipped} line(s) of {results} skipped ({detail})", err=True)
     if not usable:
-        raise ConfigurationError(f"no usable records in {results.name}")
+        raise ConfigurationError(f"no usable records in {results}")
     return usable
 
 
@@ -220,10 +223,16 @@ def report(
     if as_json:
         typer.echo(json.dumps(figures.to_dict()))
         return
+    tables = (_table(figures), _paired_table(figures))
     console = Console(highlight=False)
-    console.print(_table(figures))
-    console.print(_paired_table(figures))
-    console.print(_cell(f"Markdown: {md}   chart: {chart}"))
+    if not console.is_terminal:
+        # Piped or redirected there is no screen to fit (rich would assume 80 columns and cut cells):
+        # each table is as wide as its widest cell needs.
+        measuring = Console(highlight=False, width=_UNBOUNDED)
+        console = Console(highlight=False, width=max(measuring.measure(table).maximum for table in tables))
+    for table in tables:
+        console.print(table)
+    console.print(_cell(f"Markdown: {md}   chart: {chart}"), soft_wrap=True)
 
 
 _NO_JUDGE = (

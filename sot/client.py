@@ -35,8 +35,12 @@ async def discover_model(backend: OpenAICompatBackend, deadline_s: float) -> str
     """The model a server serves, when it lists exactly one (llama.cpp, most vLLM setups)."""
     models = await backend.served_models(min(deadline_s, constants.DISCOVERY_TIMEOUT_S))
     if len(models) != 1:
+        # A few of the names, so the fix can be copied; a hosted API may list hundreds.
+        shown = ", ".join(backend.redact(name) for name in models[:3]) + (", …" if len(models) > 3 else "")
+        listed = f": {shown}" if models else ""
         raise ConfigurationError(
-            f"no model given (--model / {constants.ENV_MODEL}) and the server lists {len(models)} models"
+            f"no model given (--model / ${constants.ENV_MODEL}) and the server lists {len(models)} models{listed}; "
+            "name one with --model"
         )
     return models[0]
 

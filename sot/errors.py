@@ -24,10 +24,11 @@ JSON) are mapped to it in one place, ``sot.backends.openai_compat._map_error``::
 A failed skeleton or point call is raised as its stage *and* its cause: ``stage_error`` builds an
 error that is both a ``PointError`` (or ``SkeletonError``) and the cause's class, so a rate-limited
 expansion is caught by ``except sot.RateLimitError`` as well as by ``except sot.PointError``, and
-its exit code is the cause's. Every error pickles with its attributes (batch workers, proxies).
+its exit code is the cause's (the stage's, 9 or 10, where the cause has no code of its own). Every
+error pickles with its attributes (batch workers, proxies).
 
-Messages never carry URLs, headers or API keys: the mapping builds them from status codes and
-sanitised server text only.
+Messages never carry headers, API keys or URLs (of a URL, only the host and port of a server nothing
+listens at): the mapping builds them from status codes and sanitised server text only.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class SotError(Exception):
     """Base of every error raised by sot."""
 
     exit_code = 1
+    cause_message: str | None = None  # a failed stage's cause, as it read (see stage_error)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Subclasses take keyword arguments that Exception's default pickling drops.
@@ -77,6 +79,10 @@ class BackendError(SotError):
     retryable = False
     request_id: str | None = None
     retry_after: float | None = None  # seconds the server asked us to wait (Retry-After), where it did
+    # True where the setup is wrong, not the call (nothing listening at the address, no API there, /v1
+    # missing, a refused key): the fix is a flag whichever call met it, so the CLI says it the same way
+    # for every stage.
+    setup_error = False
 
     def __init__(
         self,
@@ -133,6 +139,7 @@ class AuthenticationError(BackendError):
     """401 or 403: the key is missing, wrong or not allowed this model."""
 
     exit_code = 6
+    setup_error = True
 
 
 class BadRequestError(BackendError):
@@ -212,7 +219,8 @@ _STAGED: dict[tuple[type[SotError], type[SotError]], type[SotError]] = {}
 
 
 def _staged_class(stage: type[SotError], cause: type[SotError]) -> type[SotError]:
-    """The class that is both `stage` and `cause` (made once per pair), with the cause's exit code."""
+    """The class that is both `stage` and `cause` (made once per pair), with the cause's exit code, or the
+    stage's where the cause is of no kind more precise than ``SotError``."""
     if issubclass(cause, stage):
         return cause
     key = (stage, cause)
@@ -223,7 +231,8 @@ def _staged_class(stage: type[SotError], cause: type[SotError]) -> type[SotError
             # The class exists only at run time: unpickling rebuilds it from its two parts.
             return (_rebuild_staged, (stage, cause, self.args, self.__dict__))
 
-        namespace = {"exit_code": cause.exit_code, "__module__": __name__, "__reduce__": reduce}
+        exit_code = stage.exit_code if cause is SotError else cause.exit_code
+        namespace = {"exit_code": exit_code, "cause_type": cause, "__module__": __name__, "__reduce__": reduce}
         _STAGED[key] = type(name, (stage, cause), namespace)
     return _STAGED[key]
 
@@ -243,6 +252,9 @@ def stage_error(stage: type[SotError], message: str, cause: BaseException, **att
     if isinstance(cause, SotError):
         error.__dict__.update(cause.__dict__)
     error.__dict__.update(attributes)
+    # Kept apart from __cause__, which `raise ... from None` on the way up clears: the CLI says some
+    # causes (a server nobody answers at) as they are, whichever stage met them.
+    error.cause_message = str(cause)
     error.__cause__ = cause
     return error
 

@@ -82,7 +82,7 @@ class Prompts:
         if user_dir is not None:
             path = Path(user_dir)
             if not path.is_dir():
-                raise ConfigurationError(f"prompt directory not found: {path.name}")
+                raise ConfigurationError(f"prompt directory not found: {path} (--prompts)")
             searchpath.insert(0, str(path))
         self._env = LimitedSandbox(
             loader=jinja2.FileSystemLoader(searchpath),

@@ -84,7 +84,7 @@ def test_hand_edited_records_are_counted_and_warned_about_never_a_traceback(tmp_
 def test_missing_empty_or_all_garbage_files_fail(tmp_path: Path) -> None:
     missing = report(str(tmp_path / "nope.jsonl"))
     assert missing.returncode == sot.ConfigurationError.exit_code
-    assert missing.stderr.strip() == "sot: error: results file not found: nope.jsonl"
+    assert missing.stderr.strip() == f"sot: error: results file not found: {tmp_path / 'nope.jsonl'}"
     garbage = tmp_path / "g.jsonl"
     garbage.write_text("nothing\nhere\n")
     shown = report(str(garbage))

@@ -103,17 +103,21 @@ def test_a_bad_model_file_is_one_line(tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == EXIT_LOCAL_SERVER
-    assert result.stderr.count("\n") == 1 and "llama.cpp could not start with broken.gguf" in result.stderr
+    assert result.stderr.count("\n") == 1 and f"llama.cpp could not start with {gguf}:" in result.stderr
 
 
 HOLDER = textwrap.dedent(
     """
-    import sys
+    import json, os, sys
     from filelock import FileLock
     lock = FileLock(sys.argv[1])
     lock.acquire()
+    record = {"pid": os.getpid(), "command": "sot ask", "state": "starting", "bundled": True}
+    with open(sys.argv[2], "w") as state:
+        json.dump(record, state)
     print("held", flush=True)
     sys.stdin.read()
+    os.remove(sys.argv[2])
     lock.release()
     """
 )
@@ -123,29 +127,41 @@ HOLDER = textwrap.dedent(
 async def test_a_contended_lock_is_released_for_the_next_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Another command holds the lock; ours waits (in a worker thread), takes it, and gives it back."""
+    """Another command holds the lock while it starts its server; ours says it waits, takes the lock when
+    the other gives it up, and gives it back so that the next command gets it at once."""
     monkeypatch.setenv("SOT_CACHE_DIR", str(tmp_path))
     path = str(tmp_path / local.LOCK_NAME)
     other = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLDER, path, str(tmp_path / local.STATE_NAME)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert other.stdout is not None and other.stdin is not None
     assert other.stdout.readline() == "held\n"
     waiting = anyio.Event()
-    monkeypatch.setattr(local, "say", lambda message: waiting.set())
-    lock = local._server_lock()
-    taken: list[bool] = []
+    said: list[str] = []
+
+    def say(message: str) -> None:
+        said.append(message)
+        waiting.set()
+
+    monkeypatch.setattr(local, "say", say)
+    claims: list[local._Claim] = []
 
     async def take() -> None:
-        taken.append(await local._acquire(lock))
+        claims.append(await local._claim(None))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(take)
-        await waiting.wait()  # our first try failed: the lock is now taken from a worker thread
+        await waiting.wait()  # the other holds the lock and is starting: ours waits
         other.stdin.close()
-    assert taken == [True] and other.wait(timeout=30) == 0
-    lock.release()  # from the event loop's thread, as LocalBackend.aclose does
-    # The next command must get it at once (before the fix it waited forever).
+    assert said == [f"waiting for sot ask (pid {other.pid}) to start the local server"]
+    assert other.wait(timeout=30) == 0
+    [claim] = claims
+    assert claim.lock is not None and claim.holder is None
+    claim.lock.release()  # from the event loop's thread, as LocalBackend.aclose does
+    # The next command must get it at once (with a per-thread lock it waited forever).
     probe = f"from filelock import FileLock; FileLock({path!r}).acquire(timeout=5)"
     assert subprocess.run([sys.executable, "-c", probe], timeout=60).returncode == 0
 

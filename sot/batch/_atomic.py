@@ -32,7 +32,7 @@ def write_error(path: Path, exc: OSError) -> ConfigurationError:
         fix = "no permission to write there: choose another --out"
     else:
         fix = exc.strerror or type(exc).__name__
-    return ConfigurationError(f"cannot write {path.name}: {fix} (records already on disk are kept)")
+    return ConfigurationError(f"cannot write {path}: {fix} (records already on disk are kept)")
 
 
 def atomic_write(path: str | Path, data: bytes) -> None:

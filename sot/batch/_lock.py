@@ -51,7 +51,7 @@ class ResultsLock:
             except BlockingIOError:
                 os.close(fd)
                 raise ConfigurationError(
-                    f"{self.results.name} is in use by another sot writer ({_holder(self.path)}): "
+                    f"{self.results} is in use by another sot writer ({_holder(self.path)}): "
                     "wait for it to finish, or write to another --out"
                 ) from None
             # The lock file may have been removed by a holder releasing it between our open and

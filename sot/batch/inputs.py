@@ -37,14 +37,14 @@ def read_prompts(path: str | Path, *, turn: int = 0) -> list[Prompt]:
     try:
         lines = source.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise ConfigurationError(f"cannot read {source.name}: {exc.strerror}") from None
+        raise ConfigurationError(f"cannot read {source}: {exc.strerror}") from None
     prompts = list(_parse(lines, source.suffix.lower() in (".jsonl", ".json", ".ndjson"), turn))
     if not prompts:
-        raise ConfigurationError(f"{source.name} has no prompts: nothing to answer")
+        raise ConfigurationError(f"{source} has no prompts: nothing to answer")
     seen: set[str] = set()
     for prompt in prompts:
         if prompt.id in seen:
-            raise ConfigurationError(f"duplicate id {prompt.id!r} in {source.name}")
+            raise ConfigurationError(f"duplicate id {prompt.id!r} in {source}")
         seen.add(prompt.id)
     return prompts
 

@@ -267,7 +267,7 @@ async def run_judge(
     pairs = pairs_from(load_records(results).records)
     if not pairs:
         raise ConfigurationError(
-            f"nothing to judge: {Path(results).name} has no id answered without error in both sot and sequential mode"
+            f"nothing to judge: {results} has no id answered without error in both sot and sequential mode"
         )
     progress = progress or JudgeProgress(enabled=False)
     opened: list[OpenAICompatBackend] = []

@@ -56,9 +56,9 @@ def load_records(path: str | Path) -> Loaded:
     try:
         return parse_lines(file.read_bytes())
     except FileNotFoundError:
-        raise ConfigurationError(f"results file not found: {file.name}") from None
+        raise ConfigurationError(f"results file not found: {file}") from None
     except OSError as exc:
-        raise ConfigurationError(f"cannot read {file.name}: {exc.strerror}") from None
+        raise ConfigurationError(f"cannot read {file}: {exc.strerror}") from None
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
@@ -112,7 +112,7 @@ def open_results(path: str | Path, *, resume: bool, overwrite: bool = False) -> 
     lock = ResultsLock(file)
     try:
         if file.is_file() and file.stat().st_size > 0 and not (resume or overwrite):
-            raise ConfigurationError(f"{file.name} already has results: pass --resume to continue or --overwrite")
+            raise ConfigurationError(f"{file} already has results: pass --resume to continue or --overwrite")
         done: set[Key] = set()
         if resume and file.is_file():
             unique: dict[Key, dict[str, Any]] = {}

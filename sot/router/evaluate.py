@@ -39,7 +39,7 @@ def load_labelled(path: str | Path) -> list[tuple[str, str]]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise ConfigurationError(f"cannot read {Path(path).name}: {exc.strerror}") from None
+        raise ConfigurationError(f"cannot read {path}: {exc.strerror}") from None
     rows = [json.loads(line) for line in lines if line.strip()]
     return [(_prompt(row), _label(row)) for row in rows]
 
