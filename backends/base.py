@@ -33,6 +33,9 @@ class ChatRequest:
     reasoning: Reasoning = "default"  # how much a reasoning model may think, where the server has a knob
     # Seconds without a data event after which a backend calls the stream stalled (set by sot.calls).
     stall_timeout: float | None = None
+    # Ask the server's own guard against repeating itself, where it has one (llama.cpp's DRY sampler,
+    # vLLM's repetition penalty); an OpenAI API has none that leaves the text as the model means it.
+    guard_repetition: bool = False
 
 
 @dataclass(frozen=True)

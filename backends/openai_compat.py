@@ -298,6 +298,15 @@ def _checked_url(base_url: str) -> httpx.URL:
     return url
 
 
+# Each server's documented guard against loops: llama.cpp's DRY sampler ("don't repeat yourself": it
+# penalises a token that would extend a sequence already in the text, at its documented base and length),
+# and vLLM's repetition penalty. A server that refuses a field has it negotiated away (backends/_negotiate.py).
+_REPETITION_GUARD: dict[str, dict[str, Any]] = {
+    "llama.cpp": {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 2},
+    "vllm": {"repetition_penalty": 1.1},
+}
+
+
 def build_body(
     request: ChatRequest, model: str, dialect: Dialect = "openai", extra: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -317,6 +326,8 @@ def build_body(
         body["stop"] = list(request.stop)
     if request.frequency_penalty is not None:
         body["frequency_penalty"] = request.frequency_penalty
+    if request.guard_repetition:
+        body |= _REPETITION_GUARD.get(dialect, {})
     constraint = request.constraint
     if constraint is not None and dialect == "llama.cpp" and constraint.gbnf:
         body["grammar"] = constraint.gbnf

@@ -252,6 +252,7 @@ class Orchestrator:
             temperature=self.options.temperature,
             seed=self.options.seed,
             reasoning=self.options.reasoning,
+            guard_repetition=self.profile.guards_repetition,
         )
 
         watch = LoopWatch()

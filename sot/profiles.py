@@ -98,6 +98,8 @@ class Profile(Protocol):
     more_outlines: int
     # Whether an empty expansion is a failed call (retried as such) rather than the profile's to settle.
     requires_text: bool
+    # Ask the server's guard against loops for plain (sequential) answers (ChatRequest.guard_repetition).
+    guards_repetition: bool
 
     def kept_points(self, asked: int) -> int: ...
 
@@ -151,6 +153,7 @@ class GenericProfile:
     constrains_outline = False
     more_outlines = 0
     requires_text = True
+    guards_repetition = False  # a strong model rarely loops; sot/_loops.py still ends one that does
 
     def kept_points(self, asked: int) -> int:
         return asked

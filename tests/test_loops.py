@@ -87,3 +87,32 @@ def test_a_looping_answer_is_the_same_cut_text_in_every_view(fake: Callable[[Han
     )
     assert json.loads(result.stdout)["text"] == "Soft rain falls on the roof."
     assert "the model looped; the answer ends at its last whole sentence before the loop" in result.stderr
+
+
+def test_the_servers_own_loop_guard_is_asked_where_it_has_one() -> None:
+    from sot.backends.base import ChatRequest
+    from sot.backends.openai_compat import build_body
+    from sot.templates import Message
+
+    guarded = ChatRequest([Message("user", "q")], max_tokens=8, guard_repetition=True)
+    assert build_body(guarded, "m", "llama.cpp")["dry_multiplier"] > 0
+    assert build_body(guarded, "m", "vllm")["repetition_penalty"] > 1
+    plain = build_body(guarded, "m", "openai")
+    assert not {"dry_multiplier", "repetition_penalty", "frequency_penalty"} & set(plain)
+
+
+@pytest.mark.parametrize(("profile", "guarded"), [("small", True), ("generic", False)])
+def test_the_small_profile_guards_its_plain_answers_against_loops(profile: str, guarded: bool) -> None:
+    from sot.backends.mock import MockBackend
+
+    seen = []
+
+    async def handler(request):  # type: ignore[no-untyped-def]
+        seen.append(request)
+        yield "A plain answer."
+
+    async def ask() -> None:
+        await sot.Client(backend=MockBackend(handler), mode="sequential", profile=profile).ask("q")
+
+    anyio.run(ask)
+    assert [r.guard_repetition for r in seen] == [guarded]

@@ -46,6 +46,8 @@ class SmallModelProfile:
     more_outlines = MORE_LOOKS
     # No text is no fault: its lead may be the whole point (then it is asked once more, unled).
     requires_text = False
+    # Its plain answers loop ("rain, rain, rain ...") until the token limit: the server's DRY sampler is asked.
+    guards_repetition = True
 
     def kept_points(self, asked: int) -> int:
         return min(KEPT_POINTS, asked)
