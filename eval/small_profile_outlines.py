@@ -132,13 +132,15 @@ def compare(before: Path) -> None:
             changed.append(row)
     STORE.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     kept = sum(len(r["points"]) for r in rows)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=before, capture_output=True, text=True)
     lines = [
         "# The bundled model's points before and after its rules moved behind the profile seam",
         "",
         f"{len(rows)} outside questions (eval/prompts/quality_outside_*.jsonl, sets A-AR), each outline written",
         "once by the embedded SmolLM2-135M (Q4_1, llama.cpp, its grammar, temperature 0) and stored raw in",
         "eval/results/small_profile/outlines.jsonl. Parsed by the parser before the move (sot/skeleton.py at",
-        f"{before.name}, strict, as the orchestrator ran it) and by the small profile: {kept} points kept,",
+        f"{commit.stdout.strip() or before.name}, strict, as the orchestrator ran it) and by the small profile: "
+        f"{kept} points kept,",
         f"**{len(changed)} outline(s) parsed differently**.",
         "",
         *[f"- {r['set']}: {r['question']!r}: {r['points_before']} -> {r['points']}" for r in changed],

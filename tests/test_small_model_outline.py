@@ -943,3 +943,24 @@ def test_a_larger_models_words_are_its_own() -> None:
 def test_a_title_sharing_four_words_of_five_with_another_is_a_repeat_for_any_model() -> None:
     outline = "1. Greener option for household waste disposal\n2. Sustainable option for household waste disposal\n"
     assert parse_skeleton(outline, question=PLASTIC) == ["Greener option for household waste disposal"]
+
+
+def test_the_small_profile_keeps_the_stored_points_of_every_recorded_outline() -> None:
+    """The bundled model's raw outlines of 440 outside questions (eval/small_profile_outlines.py): a rule
+    moved or pruned shows here as a changed point."""
+    import json
+    from pathlib import Path
+
+    from sot.backends.small_model import SmallModelProfile
+
+    store = Path(__file__).resolve().parent.parent / "eval" / "results" / "small_profile" / "outlines.jsonl"
+    rows = [json.loads(line) for line in store.read_text().splitlines()]
+    shape = SkeletonShape(max_points=10, kept_points=5)
+    changed = []
+    for row in rows:
+        reader = SmallModelProfile().outline_reader(shape, row["question"])
+        reader.feed(row["raw"])
+        reader.finish()
+        if reader.points != row["points"]:
+            changed.append((row["question"], row["points"], reader.points))
+    assert len(rows) == 440 and not changed
