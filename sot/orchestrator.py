@@ -390,8 +390,8 @@ class Orchestrator:
         emit: Emit,
         look: int,
     ) -> None:
-        """One more outline, sampled, when the last had enough lines but too few distinct points:
-        a small model that loops on one line (or writes fragments) leaves one or two. Its new points
+        """One more outline, sampled, when the last had enough lines but too few distinct points (as
+        many as the profile's ``more_outlines``): a model that loops on one line leaves one or two. Its new points
         extend the outline; its repeats of kept ones are dropped. A failure keeps what there is.
         `look` counts the outlines asked for again before this one: each has a seed of its own, never
         the first outline's (a user's seed at a user's temperature would only ask the same again)."""
