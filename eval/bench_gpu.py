@@ -172,7 +172,7 @@ async def run_slots(
     local = await LocalBackend.start(config)
     if local.server is None:
         await local.aclose()
-        raise SystemExit("a `sot serve` server is running: stop it, the benchmark starts servers of its own")
+        raise SystemExit("another sot command runs the local server: stop it, the benchmark starts servers of its own")
     print(f"slots {slots}: {settings.program.label} serving {settings.gguf.name}", flush=True)
     rows: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -71,7 +72,7 @@ def proxy(
     model: Model = None,
     upstream_api_key: UpstreamKey = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = constants.PROXY_HOST,
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = constants.PROXY_PORT,
+    port: Annotated[int, typer.Option(help="Port to listen on (0: a free one).")] = constants.PROXY_PORT,
     api_key: ClientKey = None,
     mode: ModeOption = "auto",
     max_points: MaxPoints = None,
@@ -113,6 +114,7 @@ def proxy(
     """Serve an OpenAI-compatible API (chat completions through SoT, the rest passed through) until Ctrl-C."""
     from .options import Options, check_number
     from .proxy import ProxySettings, serve
+    from .proxy.server import is_loopback, listen_sockets, url_of
 
     try:
         for flag, value in (
@@ -158,11 +160,43 @@ def proxy(
             max_body_bytes=max_body_bytes,
             options=options,
         )
-        where = ", ".join(settings.upstream) if settings.upstream else "the embedded local backend"
-        typer.echo(f"sot proxy: http://{host}:{port}/v1 -> {where} (Ctrl-C stops it)", err=True)
-        serve(settings, host, port, log_level="info" if debug else "warning")
+        # The port first, before the local backend's seconds (or minutes) of starting: in use, it fails now.
+        sockets = listen_sockets(host, port)
+        url = url_of(host, sockets)
+        warning = _open_proxy_warning(api_key, is_loopback(sockets), url)
+        if warning:
+            typer.echo(f"sot: warning: {warning}", err=True)
+        where = ", ".join(map(_shown, settings.upstream)) if settings.upstream else "the embedded local backend"
+
+        def ready() -> None:
+            typer.echo(f"sot proxy: {url} -> {where} (Ctrl-C stops it)", err=True)
+
+        serve(settings, sockets=sockets, on_ready=ready, log_level="info" if debug else "warning")
     except KeyboardInterrupt:
         typer.echo("sot: proxy stopped", err=True)
         raise typer.Exit(130) from None
     except SotError as exc:
         fail(exc, debug)
+
+
+def _shown(url: str) -> str:
+    """An upstream as it may be printed: no user info (sent as Basic auth), no query (keys travel there too)."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url.strip())
+    except httpx.InvalidURL:
+        return "an upstream"
+    return str(parsed.copy_with(username=None, password=None, query=None, fragment=None))
+
+
+def _open_proxy_warning(api_key: str | None, loopback: bool, url: str) -> str | None:
+    """Why anyone may use this proxy (and what it spends upstream), where that is likely a mistake."""
+    how = f"set one with --api-key KEY or ${constants.ENV_PROXY_API_KEY}"
+    # click drops an empty environment variable, so an empty $SOT_PROXY_API_KEY arrives as None.
+    empty = api_key == "" or (api_key is None and os.environ.get(constants.ENV_PROXY_API_KEY) == "")
+    if empty:
+        return f"the client key is empty, so clients need none: anyone who can reach {url} may use it; {how}"
+    if api_key is None and not loopback:
+        return f"no client key, and {url} is reachable from other machines: anyone there may use it; {how}"
+    return None

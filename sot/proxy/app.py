@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -28,7 +28,7 @@ from .chat import ChatAnswer
 from .clients import ClientPool
 from .limits import Gate, TooLarge, authorized, bearer, read_body
 from .metrics import Metrics
-from .openai_errors import error_body, error_type, status_of
+from .openai_errors import error_body, error_type, in_proxy_terms, status_of
 from .passthrough import Forwarder
 from .settings import ProxySettings
 from .translate import passthrough_reason, plan, split_model, without_sot_fields
@@ -51,6 +51,9 @@ class Proxy:
         )
         self.metrics.gauge("sot_proxy_requests_active", lambda: self.gate.active)
         self.metrics.gauge("sot_proxy_requests_queued", lambda: self.gate.queued)
+        # Told why the proxy could not start (the local backend), where whoever runs it stops it and
+        # reports the error itself; unset, the failure fails the ASGI lifespan as usual.
+        self.on_startup_error: Callable[[SotError], None] | None = None
 
     def error(
         self, status: int, message: str, code: str | None = None, headers: dict[str, str] | None = None
@@ -108,7 +111,7 @@ class Proxy:
             chat_plan = plan(payload)
         except SotError as exc:
             status, code, headers = status_of(exc)
-            return self.error(status, str(exc), code, headers)
+            return self.error(status, in_proxy_terms(str(exc)), code, headers)
         return self.exchange(ChatAnswer(self.pool, self.metrics, chat_plan, self.client_key(request)))
 
     async def models(self, request: Request) -> Response:
@@ -180,7 +183,13 @@ def create_app(settings: ProxySettings) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            await proxy.pool.start()  # the local backend, once, shared by every request
+            try:
+                await proxy.pool.start()  # the local backend, once, shared by every request
+            except SotError as exc:
+                if proxy.on_startup_error is None:
+                    raise
+                exc.args = (in_proxy_terms(str(exc)), *exc.args[1:])
+                proxy.on_startup_error(exc)
             yield
         finally:
             await proxy.aclose()

@@ -91,8 +91,14 @@ class ClientPool:
         """Where pass-through requests go: the upstreams, or the local server (started if need be)."""
         if self.settings.upstream:
             return list(self.settings.upstream)
+        from ..backends.local import LocalChat
+
         client = await self.start()
-        return client.base_urls if client is not None else []
+        if client is None:
+            return []
+        backend = await client.backend()
+        # The local server may be another command's, replaced by another when that command ends.
+        return [await backend.live_url()] if isinstance(backend, LocalChat) else client.base_urls
 
     async def aclose(self) -> None:
         entries, self._entries = self._entries, {}

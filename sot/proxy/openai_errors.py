@@ -6,6 +6,7 @@ Messages come from ``SotError``s, which never carry URLs, headers or keys (sot/e
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from ..errors import (
@@ -20,6 +21,17 @@ from ..errors import (
     ServerError,
     SotError,
 )
+
+# The library's messages name sot ask's options; the proxy's own are spelt differently, and its
+# --api-key is the key clients present, not the one sent upstream.
+_PROXY_FLAGS = {"--base-url": "--upstream", "--api-key": "--upstream-api-key"}
+_FLAG = re.compile(r"(?<![\w-])(--base-url|--api-key)(?![\w-])")
+
+
+def in_proxy_terms(message: str) -> str:
+    """`message` with sot ask's option names replaced by the proxy's."""
+    return _FLAG.sub(lambda match: _PROXY_FLAGS[match.group(1)], message)
+
 
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
 
