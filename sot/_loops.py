@@ -94,6 +94,12 @@ class LoopWatch:
         return text[: max(_sentence_start(text, self.loop_start), self._shown)].rstrip()
 
 
+def whole_sentences(text: str) -> str:
+    """`text` up to its last whole sentence (or line); all of it where none ends."""
+    end = _sentence_start(text, len(text))
+    return text[:end].rstrip() if end else text
+
+
 def _sentence_start(text: str, position: int) -> int:
     """Where the sentence holding `position` begins: just after the last sentence end before it."""
     ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, position)]

@@ -46,6 +46,23 @@ OnRestart = Callable[[int], None]
 logger = logging.getLogger(__name__)
 
 
+def _log_done(record: CallRecord, chars: int) -> None:
+    """One --debug line per finished call: what it was, how long, how it ended."""
+    point = f" {record.index + 1}" if record.index is not None else ""
+    tokens = record.usage.completion_tokens if record.usage else "?"
+    ended = "closed early" if record.left_early else f"finish {record.finish_reason}"
+    logger.debug(
+        "%s%s call: %.2f s, %d attempt(s), %s tokens, %d chars, %s",
+        record.purpose,
+        point,
+        record.end_s - record.start_s,
+        record.attempts,
+        tokens,
+        chars,
+        ended,
+    )
+
+
 @dataclass
 class CallOutcome:
     text: str
@@ -217,6 +234,7 @@ class Caller:
             left_early=finishes[-1:] == [_LEFT_EARLY],
             finish_reason=next((f for f in reversed(finishes) if f != _LEFT_EARLY), None),
         )
+        _log_done(record, len(text))
         return CallOutcome(text=text, record=record, capped=finishes[-1:] == ["length"])
 
     def _deadline_passed(self, alive: bool, parts: list[str]) -> None:

@@ -24,7 +24,7 @@ import anyio
 
 from . import constants, events
 from ._draft import Draft
-from ._loops import LoopWatch
+from ._loops import LoopWatch, whole_sentences
 from ._sanitize import sanitize
 from ._shape import SkeletonShape
 from .backends.base import Backend, ChatRequest, Constraint
@@ -192,6 +192,7 @@ class Orchestrator:
         )
         draft = Draft(emit)
         mode, reason, decision = await self._decide(question, caller)
+        log.info("answering with %s (%s; profile %s)", mode, reason, self.profile.name)
         route = decision.to_dict() if decision is not None else None
         route_s = caller.now() if decision is not None else None
         if mode == "sot":
@@ -214,6 +215,7 @@ class Orchestrator:
         answer.truncated = any(
             (c.finish_reason == "length" or c.looped) and c.purpose in shown for c in answer.calls
         )
+        log.info("answered: %s, %d call(s), %.2f s", answer.mode, len(answer.calls), answer.timings.total_s)
         emit(events.AnswerDone(answer))
         return answer
 
@@ -271,6 +273,8 @@ class Orchestrator:
             request, purpose="sequential", on_delta=on_delta, on_restart=on_restart, enough=lambda: watch.looping
         )
         outcome = _unlooped(outcome, watch)
+        if outcome.capped and self.profile.ends_cut_answers_whole:
+            outcome = replace(outcome, text=whole_sentences(outcome.text))
         draft.sequential_final(outcome.text)
         answer = self._answer(question, "sequential", reason, [*calls, outcome.record])
         answer.text = draft.text
@@ -341,6 +345,7 @@ class Orchestrator:
                         break
                     await self._another_look(run, caller, request, on_skeleton_delta, dispatch, emit, look)
                 skeleton_done_s = caller.now()
+                log.info("outline: %d point(s) kept of %d item(s)", len(run.points), run.parser.items)
                 if len(run.points) < constants.MIN_POINTS:
                     tg.cancel_scope.cancel()
                 else:

@@ -100,6 +100,8 @@ class Profile(Protocol):
     requires_text: bool
     # Ask the server's guard against loops for plain (sequential) answers (ChatRequest.guard_repetition).
     guards_repetition: bool
+    # A plain answer stopped by its token limit ends at its last whole sentence (still said to be cut).
+    ends_cut_answers_whole: bool
 
     def kept_points(self, asked: int) -> int: ...
 
@@ -154,6 +156,7 @@ class GenericProfile:
     more_outlines = 0
     requires_text = True
     guards_repetition = False  # a strong model rarely loops; sot/_loops.py still ends one that does
+    ends_cut_answers_whole = False  # the model's text as written, its cut stated
 
     def kept_points(self, asked: int) -> int:
         return asked

@@ -305,3 +305,14 @@ def test_a_whole_sot_answer_says_nothing_more(fake) -> None:
     assert result.returncode == 0 and result.stderr == ""
     data = json.loads(result.stdout)
     assert not data["truncated"] and not data["fell_back"]
+
+
+def test_debug_tells_each_call_and_the_outline_of_a_whole_answer(fake) -> None:
+    server = fake(sot_script(["One", "Two", "Three"]))
+    result = run_cli("ask", "--mode", "sot", "--debug", "--base-url", server.url, "--model", "m", "How?")
+    assert result.returncode == 0
+    log = result.stderr
+    assert "answering with sot (mode sot requested; profile generic)" in log
+    assert "outline: 3 point(s) kept of 3 item(s)" in log
+    assert "skeleton call:" in log and all(f"expand {n} call:" in log for n in (1, 2, 3))
+    assert "answered: sot, 4 call(s)" in log

@@ -116,3 +116,17 @@ def test_the_small_profile_guards_its_plain_answers_against_loops(profile: str, 
 
     anyio.run(ask)
     assert [r.guard_repetition for r in seen] == [guarded]
+
+
+@pytest.mark.parametrize(("profile", "text"), [("small", "One whole sentence."), ("generic", "One whole sentence. And a")])
+def test_a_capped_plain_answer_ends_whole_on_the_small_profile_only(
+    fake: Callable[[Handler], FakeServer], profile: str, text: str
+) -> None:
+    server = fake(lambda request: Reply("One whole sentence. And a", finish_reason="length"))
+
+    async def ask() -> sot.Answer:
+        async with sot.Client(base_url=server.url, model="m", mode="sequential", profile=profile) as client:
+            return await client.ask("q")
+
+    answer = anyio.run(ask)
+    assert answer.text == text and answer.truncated

@@ -48,6 +48,8 @@ class SmallModelProfile:
     requires_text = False
     # Its plain answers loop ("rain, rain, rain ...") until the token limit: the server's DRY sampler is asked.
     guards_repetition = True
+    # ... and a story of its runs on to the limit mid-sentence: what it wrote ends at its last whole one.
+    ends_cut_answers_whole = True
 
     def kept_points(self, asked: int) -> int:
         return min(KEPT_POINTS, asked)
