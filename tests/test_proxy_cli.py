@@ -208,3 +208,20 @@ def test_the_announcement_shows_no_secret_of_the_upstream_url(tmp_path: Path, up
     finally:
         assert _stop(proxy) == 130
     assert said == [] and announced.endswith(f" -> {upstream.url} (Ctrl-C stops it)\n"), announced
+
+
+def test_a_cut_answer_finishes_with_length_and_says_so(fake) -> None:  # type: ignore[no-untyped-def]
+    import openai
+
+    from sot.fake_server import Reply
+    from sot.proxy import BackgroundProxy, ProxySettings
+
+    server = fake(lambda request: Reply("An answer cut by its", finish_reason="length"))
+    with BackgroundProxy(ProxySettings(upstream=(server.url,), options={"router": "rules"})) as proxy:
+        client = openai.OpenAI(base_url=proxy.url, api_key="k", max_retries=0)
+        whole = client.chat.completions.create(model="fake-model+seq", messages=[{"role": "user", "content": "q"}])
+        stream = client.chat.completions.create(
+            model="fake-model+seq", messages=[{"role": "user", "content": "q"}], stream=True
+        )
+        finishes = [c.choices[0].finish_reason for c in stream if c.choices and c.choices[0].finish_reason]
+    assert whole.choices[0].finish_reason == "length" and finishes == ["length"]

@@ -80,7 +80,7 @@ class ChatAnswer:
                     headers = answer_headers(answer.mode, answer.reason, len(answer.points), self.request_id)
                     headers["x-sot-total-ms"] = f"{answer.timings.total_s * 1000:.0f}"
                     self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
-                    await sender.json(200, completion(answer, self.request_id, self.created, plan.max_tokens), headers)
+                    await sender.json(200, completion(answer, self.request_id, self.created), headers)
         except SotError as exc:
             await self._fail(sender, exc)
 
@@ -126,7 +126,7 @@ class ChatAnswer:
 
     async def _finish(self, sender: Sender, answer: Answer) -> None:
         self._record(answer)
-        last = chunk(self.request_id, self.created, answer.model, {}, finish_reason(answer, self.plan.max_tokens))
+        last = chunk(self.request_id, self.created, answer.model, {}, finish_reason(answer))
         last["sot"] = sot_summary(answer)
         payloads: list[Any] = [last]
         if self.plan.include_usage:

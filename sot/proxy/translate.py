@@ -78,10 +78,6 @@ class ChatPlan:
     include_usage: bool = False
     outline: bool = False  # stream the outline first, as reasoning_content
 
-    @property
-    def max_tokens(self) -> int:
-        return int(self.overrides.get("max_tokens") or constants.DEFAULT_MAX_TOKENS)
-
 
 def _int(body: dict[str, Any], name: str) -> int | None:
     value = body.get(name)
@@ -156,16 +152,10 @@ def usage_payload(usage: Usage) -> dict[str, Any]:
     return payload
 
 
-def finish_reason(answer: Answer, max_tokens: int) -> str:
-    """``length`` when a sequential answer used its whole token budget, else ``stop``.
-
-    SoT points are short by design (each has its own cap), so a SoT answer is complete when stitched.
-    """
-    if answer.mode == "sequential":
-        last = answer.calls[-1] if answer.calls else None
-        if last is not None and last.usage is not None and last.usage.completion_tokens >= max_tokens:
-            return "length"
-    return "stop"
+def finish_reason(answer: Answer) -> str:
+    """``length`` where the answer's text was cut (a token limit, or before a loop: ``Answer.truncated``),
+    as OpenAI's API says of a cut answer; else ``stop``."""
+    return "length" if answer.truncated else "stop"
 
 
 def sot_summary(answer: Answer) -> dict[str, Any]:
@@ -177,12 +167,15 @@ def sot_summary(answer: Answer) -> dict[str, Any]:
         "reason": answer.reason,
         "points": answer.points,
         "failed_points": answer.failed_points,
+        "truncated": answer.truncated,
+        "fell_back": answer.fell_back,
+        "profile": answer.profile,
         "calls": len(answer.calls),
         "timings": {k: v for k, v in vars(timings).items() if v is not None},
     }
 
 
-def completion(answer: Answer, request_id: str, created: int, max_tokens: int) -> dict[str, Any]:
+def completion(answer: Answer, request_id: str, created: int) -> dict[str, Any]:
     """One ``chat.completion`` object."""
     return {
         "id": request_id,
@@ -194,7 +187,7 @@ def completion(answer: Answer, request_id: str, created: int, max_tokens: int) -
                 "index": 0,
                 "message": {"role": "assistant", "content": answer.text},
                 "logprobs": None,
-                "finish_reason": finish_reason(answer, max_tokens),
+                "finish_reason": finish_reason(answer),
             }
         ],
         "usage": usage_payload(answer.usage),
