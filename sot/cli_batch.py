@@ -146,7 +146,8 @@ def _cell(value: object) -> Text:
 
 def _table(report: Report) -> Table:
     table = Table(title="latency by category and mode")
-    for column in ("category", "mode", "answered", "failed", "median s", "p90 s", "median TTFT s", "median tokens"):
+    columns = ("category", "mode", "answered", "failed", "cut", "median s", "p90 s", "median TTFT s", "median tokens")
+    for column in columns:
         table.add_column(column, justify="left" if column in ("category", "mode") else "right")
     for category in report.categories:
         for mode, s in report.stats[category].items():
@@ -156,6 +157,7 @@ def _table(report: Report) -> Table:
                 _cell(mode),
                 str(s.answered),
                 str(s.failed),
+                str(s.cut),
                 *("–" if v is None else f"{v:.2f}" for v in cells),
                 "–" if s.median_tokens is None else f"{s.median_tokens:.0f}",
             )
@@ -164,7 +166,7 @@ def _table(report: Report) -> Table:
 
 def _paired_table(report: Report) -> Table:
     paired = Table(title="paired speed-up: sequential latency / SoT latency (> 1: SoT faster)")
-    for column in ("category", "vs", "pairs", "median", "geo. mean", "token overhead"):
+    for column in ("category", "vs", "pairs", "median", "geo. mean", "token overhead", "neither cut", "their median"):
         paired.add_column(column, justify="left" if column in ("category", "vs") else "right")
     for category in report.categories:
         for p in report.paired[category]:
@@ -176,6 +178,8 @@ def _paired_table(report: Report) -> Table:
                 f"{p.median_speedup:.2f}",
                 f"{p.geomean_speedup:.2f}",
                 overhead,
+                str(p.whole_pairs),
+                "–" if p.median_speedup_whole is None else f"{p.median_speedup_whole:.2f}",
             )
     return paired
 

@@ -49,7 +49,7 @@ def test_markup_and_html_in_categories_stay_text_everywhere(tmp_path: Path) -> N
     assert "<script>" not in md and "&lt;script&gt;" in md and "[link=" not in md
     # Every table row keeps its column count: a '|' in a category is escaped, not a new cell.
     table_rows = [line for line in md.splitlines() if line.startswith("| ")]
-    assert {line.replace("\\|", "").count("|") for line in table_rows[:10]} == {9}
+    assert {line.replace("\\|", "").count("|") for line in table_rows[:10]} == {10}
     chart = out.with_suffix(".report.html").read_text()
     assert "<script>" not in chart and "&lt;script&gt;" in chart
     assert md_text("a_b*c") == "a\\_b\\*c"
@@ -90,3 +90,24 @@ def test_missing_empty_or_all_garbage_files_fail(tmp_path: Path) -> None:
     shown = report(str(garbage))
     assert shown.returncode == sot.ConfigurationError.exit_code
     assert "no usable records" in shown.stderr and "Traceback" not in shown.stderr
+
+
+def test_cut_answers_are_counted_and_the_speed_up_is_given_without_them() -> None:
+    from sot.batch.report import build_report
+
+    def record(qid: str, mode: str, seconds: float, truncated: bool) -> dict[str, object]:
+        timings = {"total_s": seconds, "first_token_s": 0.1}
+        usage = {"completion_tokens": 10}
+        return {"id": qid, "mode": mode, "error": None, "timings": timings, "usage": usage, "truncated": truncated}
+
+    records = [
+        record("a", "sot", 1.0, False),
+        record("a", "sequential", 2.0, False),
+        record("b", "sot", 1.0, False),
+        record("b", "sequential", 8.0, True),  # ran into its limit: its time says little
+    ]
+    report = build_report(records)
+    assert report.stats["overall"]["sequential"].cut == 1
+    paired = report.paired["overall"][0]
+    assert paired.pairs == 2 and paired.median_speedup == 5.0
+    assert paired.whole_pairs == 1 and paired.median_speedup_whole == 2.0

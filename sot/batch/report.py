@@ -39,6 +39,7 @@ class ModeStats:
     median_ttft_s: float | None = None
     median_tokens: float | None = None
     total_tokens: int = 0
+    cut: int = 0  # answers stopped by a token limit or cut before a loop (``truncated``)
 
 
 @dataclass
@@ -48,6 +49,9 @@ class Paired:
     median_speedup: float | None = None
     geomean_speedup: float | None = None
     token_overhead: float | None = None  # SoT-side completion tokens / sequential - 1
+    # Like with like: a cut answer's time says little of a whole one's, so the pairs where neither was cut.
+    whole_pairs: int = 0
+    median_speedup_whole: float | None = None
 
 
 @dataclass
@@ -79,6 +83,7 @@ def _stats(records: list[dict[str, Any]]) -> ModeStats:
         median_ttft_s=_median(ttft),
         median_tokens=_median([float(t) for t in tokens]),
         total_tokens=sum(tokens),
+        cut=sum(bool(r.get("truncated")) for r in ok),
     )
 
 
@@ -89,6 +94,8 @@ def _paired(by_mode: dict[str, dict[str, dict[str, Any]]], against: str) -> Pair
     if not ids:
         return None
     ratios = [float(sequential[i]["timings"]["total_s"]) / float(other[i]["timings"]["total_s"]) for i in ids]
+    cut = {i for i in ids if sequential[i].get("truncated") or other[i].get("truncated")}
+    whole = [r for i, r in zip(ids, ratios, strict=True) if i not in cut]
     seq_tokens = sum(int(sequential[i]["usage"]["completion_tokens"]) for i in ids)
     other_tokens = sum(int(other[i]["usage"]["completion_tokens"]) for i in ids)
     return Paired(
@@ -97,6 +104,8 @@ def _paired(by_mode: dict[str, dict[str, dict[str, Any]]], against: str) -> Pair
         median_speedup=statistics.median(ratios),
         geomean_speedup=math.exp(statistics.fmean(math.log(r) for r in ratios)),
         token_overhead=(other_tokens / seq_tokens - 1) if seq_tokens else None,
+        whole_pairs=len(whole),
+        median_speedup_whole=statistics.median(whole) if whole else None,
     )
 
 
@@ -161,19 +170,23 @@ def md_text(value: object) -> str:
 
 def markdown(report: Report, source: str) -> str:
     lines = [f"# SoT batch report: {md_text(source)}", ""]
-    lines += ["| category | mode | answered | failed | median s | p90 s | median TTFT s | median tokens |"]
-    lines += ["|---|---|---|---|---|---|---|---|"]
+    lines += ["| category | mode | answered | failed | cut | median s | p90 s | median TTFT s | median tokens |"]
+    lines += ["|---|---|---|---|---|---|---|---|---|"]
     for c in report.categories:
         for m, s in report.stats[c].items():
             lines.append(
-                f"| {md_text(c)} | {md_text(m)} | {s.answered} | {s.failed} | {_fmt(s.median_s)} | {_fmt(s.p90_s)} "
-                f"| {_fmt(s.median_ttft_s)} | {_fmt(s.median_tokens, 0)} |"
+                f"| {md_text(c)} | {md_text(m)} | {s.answered} | {s.failed} | {s.cut} | {_fmt(s.median_s)} "
+                f"| {_fmt(s.p90_s)} | {_fmt(s.median_ttft_s)} | {_fmt(s.median_tokens, 0)} |"
             )
     lines += ["", "Paired speed-up, sequential latency / SoT latency per prompt (> 1: SoT faster):", ""]
-    lines += ["| category | SoT mode | pairs | median | geometric mean | token overhead |", "|---|---|---|---|---|---|"]
+    lines += [
+        "| category | SoT mode | pairs | median | geometric mean | token overhead | pairs neither cut | their median |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for c in report.categories:
         for p in report.paired[c]:
             overhead = "–" if p.token_overhead is None else f"{p.token_overhead:+.0%}"
             figures = f"{p.pairs} | {_fmt(p.median_speedup)} | {_fmt(p.geomean_speedup)} | {overhead}"
+            figures += f" | {p.whole_pairs} | {_fmt(p.median_speedup_whole)}"
             lines.append(f"| {md_text(c)} | {p.against} | {figures} |")
     return "\n".join(lines) + "\n"
