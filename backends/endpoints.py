@@ -63,14 +63,29 @@ class EndpointPool:
             return preferred
         return min(healthy, key=lambda e: e.in_flight / e.limit)
 
+    async def _acquire(self, request: ChatRequest) -> Endpoint:
+        """An endpoint with room for this call, healthy when it gets the room where any other is."""
+        while True:
+            endpoint = self.pick(request)
+            # Counted before waiting for its limiter, so calls picking at the same moment see the load.
+            endpoint.in_flight += 1
+            try:
+                await endpoint.limiter.acquire()
+            except BaseException:
+                endpoint.in_flight -= 1
+                raise
+            now = time.monotonic()
+            if endpoint.healthy(now) or not any(e.healthy(now) for e in self.endpoints):
+                return endpoint
+            # It went down (a stall, a refusal) while this call waited for room there: pick again.
+            endpoint.limiter.release()
+            endpoint.in_flight -= 1
+
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
-        endpoint = self.pick(request)
-        # Counted before waiting for its limiter, so calls picking at the same moment see the load.
-        endpoint.in_flight += 1
+        endpoint = await self._acquire(request)
         try:
-            async with endpoint.limiter:
-                async for chunk in endpoint.backend.stream_chat(request):
-                    yield chunk
+            async for chunk in endpoint.backend.stream_chat(request):
+                yield chunk
         except BackendError as exc:
             refused = isinstance(exc, BackendConnectionError)
             if exc.retryable or refused:
@@ -80,6 +95,7 @@ class EndpointPool:
                     exc.retryable = True  # another server can take the retry
             raise
         finally:
+            endpoint.limiter.release()
             endpoint.in_flight -= 1
 
     async def aclose(self) -> None:
