@@ -457,8 +457,9 @@ class LocalBackend:
         backend, ownership, holder = await _open(config)
         local = cls(config, backend, ownership)
         local._holder = holder
-        # The bundled 135M model gets its own profile; a --gguf of the user's own may be any size.
-        local.profile = BUNDLED_MODEL_PROFILE if config.gguf is None else None
+        # The bundled 135M model gets its own profile; a GGUF of the user's own (--gguf or $SOT_GGUF) may
+        # be any size.
+        local.profile = BUNDLED_MODEL_PROFILE if config.chosen_model() is None else None
         return local
 
     def _withdrawn(self) -> bool:

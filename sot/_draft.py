@@ -28,13 +28,14 @@ log = logging.getLogger("sot.answer")
 def point_line(index: int, title: str, body: str) -> str:
     """One point as the answer shows it: ``N. Title: body`` (just the title when it has no body; a
     title that asks or exclaims is followed by its body as by a sentence: "Can you afford it? Check ...").
-    A body of several lines (paragraphs, a list, a code block) starts on a line of its own under the
-    title in bold, so markdown renders it whole and plain text keeps its lines as the model wrote them."""
+    A body of several lines (paragraphs, a list, a code block) starts on a line of its own under its
+    number and title in bold, a paragraph and no list item, so markdown renders the body whole (its own
+    numbered lists stay its own) and plain text keeps its lines as the model wrote them."""
     head = heading(title)
     if not body or body == title:
         return f"{index + 1}. {head}"
     if _multiline(body):
-        return f"{index + 1}. **{head}**\n\n{body}"
+        return f"**{index + 1}. {head}**\n\n{body}"
     return f"{index + 1}. {head}{after_title(head)}{body}"
 
 

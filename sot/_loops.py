@@ -4,7 +4,8 @@ Models of every size fall into such loops at times (small ones often: "rain, rai
 repeated two dozen times), and then write until their token limit cuts them mid-word. ``LoopWatch`` sees
 a loop once a piece of text has come back to back at least ``MIN_COPIES`` times over ``MIN_SPAN``
 characters, ends the stream there, and cuts the text at the last whole sentence before the loop began.
-Only exact repeats count: parallel wording, a table's rows or a list's items differ, and stay.
+Only exact repeats that long count, and none inside a code block (identical lines of code, a zero
+matrix, a hex dump are code's own): a few identical table rows, a divider line or a refrain stay.
 
 Views are shown whole sentences (a sentence still being written waits, up to ``SENTENCE_HOLD``
 characters), and while a repetition is forming the text from the sentence it began in waits too, so a
@@ -15,12 +16,16 @@ from __future__ import annotations
 
 import re
 
-MIN_SPAN = 200  # characters of back-to-back repetition before it is a loop
-MIN_COPIES = 3
+MIN_SPAN = 400  # characters of back-to-back repetition before it is a loop
+MIN_COPIES = 8
 MAX_UNIT = 200  # the longest piece whose repetition is looked for
 SENTENCE_HOLD = 300  # a sentence still being written waits to be shown until it is this long
 _PROBE = 6  # the text's last characters, looked up earlier in the text to find candidate periods
-_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？]|\n")
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+# How far back a sentence's start is looked for: a view waits for at most SENTENCE_HOLD characters of
+# one, and a loop is cut from where it began, so a bounded window keeps each look cheap on long texts.
+_LOOKBACK = 4 * MAX_UNIT + 1000
 
 
 def _copies(text: str, unit: int) -> int:
@@ -54,7 +59,10 @@ def _repetition(text: str) -> tuple[int, int]:
 class LoopWatch:
     """Feed a stream's text; ``looping`` once it loops; ``held`` characters at its end to show no one yet."""
 
-    def __init__(self) -> None:
+    def __init__(self, shown_live: bool = True) -> None:
+        """`shown_live`: views show the text as it streams (a plain answer), so what is held is worked
+        out as it comes; an expansion is shown whole once final, and needs none of that."""
+        self.shown_live = shown_live
         self.text = ""
         self.loop_start: int | None = None
         self._forming = 0  # where the repetition now at the end began (len(text) when none)
@@ -70,13 +78,14 @@ class LoopWatch:
 
     def feed(self, delta: str) -> None:
         self.text += delta
-        if self.looping:
+        if self.looping or len(_FENCE.findall(self.text)) % 2:  # none inside an open code block
             return
         start, copies = _repetition(self.text)
         self._forming = start
         if copies >= MIN_COPIES and len(self.text) - start >= MIN_SPAN:
             self.loop_start = start
-        self._shown = max(self._shown, len(self.text) - self.held)
+        if self.shown_live:
+            self._shown = max(self._shown, len(self.text) - self.held)
 
     @property
     def held(self) -> int:
@@ -101,6 +110,8 @@ def whole_sentences(text: str) -> str:
 
 
 def _sentence_start(text: str, position: int) -> int:
-    """Where the sentence holding `position` begins: just after the last sentence end before it."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, position)]
-    return ends[-1] if ends else 0
+    """Where the sentence holding `position` begins: just after the last sentence end before it (looked
+    for within _LOOKBACK characters; past that, the window's start stands for it)."""
+    low = max(0, position - _LOOKBACK)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, low, position)]
+    return ends[-1] if ends else low

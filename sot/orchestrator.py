@@ -485,7 +485,7 @@ class Orchestrator:
         points = run.points[: index + 1] if self.options.pipeline else list(run.points)
         tries = _Tries()
 
-        watch = LoopWatch()
+        watch = LoopWatch(shown_live=False)
 
         def on_delta(text: str) -> None:
             if run.first_expansion_token_s is None:

@@ -26,16 +26,18 @@ _ROMAN = "ivxlIVXL"
 _NUMBERED = re.compile(
     rf"""^(?P<lead>(?:\#{{1,6}}\s*)?(?:>\s*)?(?:\*\*|__)?\s*)
         (?:[^\W\d_]+\s+(?=\d))??
-        (?:\((?P<bracketed>\d{{1,3}}|[{_ROMAN}]{{1,5}})[)）]
+        (?:[(（](?P<bracketed>\d{{1,3}}|[{_ROMAN}]{{1,5}})[)）]
           |(?P<number>\d{{1,3}}|[{_ROMAN}]{{1,5}})(?P<stop>\s*[.)）:：．、]|\s+[-–—](?=\s)))
         (?P<rest>.*)$""",
     re.VERBOSE,
 )
-_BULLET = re.compile(r"^(?:[-*•+‣◦]|\#{1,6})\s+(?P<rest>.*)$")
-_EMPHASIS = re.compile(r"^(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
-_BOLD = re.compile(r"\*\*|__")
-# Where a title gives way to its description: a colon or a spaced dash, outside code spans.
-_SEPARATOR = re.compile(r":\s|:$|\s[-–—]\s")
+_BULLET = re.compile(r"^(?:[-*•+‣◦]\s+|・\s*|\#{1,6}\s+)(?P<rest>.*)$")
+# Emphasis around the whole head of an item: "**Title**", "***Title***", "*Title*", "__Title__".
+_EMPHASIS = re.compile(r"^(\*\*\*|\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")  # bold inside a title: "Use **strong** passwords"
+# Where a title gives way to its description: a colon (else a spaced dash), outside code spans.
+_COLON = re.compile(r":\s|:$|：")
+_DASH = re.compile(r"\s[-–—]\s")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50}
 
 
@@ -53,8 +55,7 @@ def _roman(text: str) -> int | None:
 def _number(match: re.Match[str]) -> int | None:
     """The item's number; None where the "stop" was part of the text ("1.5 litres", "10:30")."""
     rest = match.group("rest")
-    glued = rest[:1] and not rest[:1].isspace() and not rest.startswith(("**", "__"))
-    if glued and (match.group("stop") or "").strip() in (".", ":"):
+    if (match.group("stop") or "").strip() in (".", ":") and rest[:1].isdigit():
         return None
     raw = match.group("bracketed") or match.group("number")
     return int(raw) if raw.isdigit() else _roman(raw)
@@ -74,21 +75,33 @@ class OutlinePoint:
     detail: str = ""
 
 
+def _plain(title: str) -> str:
+    """A title without its bold markers; code spans are kept as written ("`**kwargs`")."""
+    parts = title.split("`")
+    parts[::2] = [_BOLD.sub(r"\1", part) for part in parts[::2]]
+    return "`".join(parts).strip().rstrip(":：").strip()
+
+
+_SHIELDED = re.compile(r"`[^`]*`|\*\*(?=\S).+?(?<=\S)\*\*")  # code spans and bold: no separator inside
+
+
+def _split_at(text: str, separator: re.Pattern[str]) -> tuple[str, str] | None:
+    masked = _SHIELDED.sub(lambda m: "x" * len(m.group()), text)
+    found = next((m for m in separator.finditer(masked) if m.start() > 0), None)
+    return (text[: found.start()], text[found.end() :].strip()) if found else None
+
+
 def split_title(text: str) -> OutlinePoint:
     """A list item's text as its title and the description after it, emphasis aside."""
     text = _CONTROL.sub("", text).strip()
     emphasised = _EMPHASIS.match(text)
-    if emphasised:  # "**Title**: description", "**Title:** description"
+    rest = text[emphasised.end() :].strip() if emphasised else ""
+    ends = emphasised is not None and emphasised.group(2).rstrip().endswith((":", "："))
+    if emphasised and (ends or not rest or re.match(r"[:：]|[-–—]\s", rest)):  # "**Title**: description"
         title = emphasised.group(2).strip().rstrip(":：").strip()
-        rest = text[emphasised.end() :].strip()
-        rest = re.sub(r"^(?:[:：]|[-–—](?=\s))\s*", "", rest)
-        return OutlinePoint(_BOLD.sub("", title).strip(), rest)
-    head, detail = text, ""
-    for separator in _SEPARATOR.finditer(text):
-        if text[: separator.start()].count("`") % 2 == 0 and separator.start() > 0:
-            head, detail = text[: separator.start()], text[separator.end() :]
-            break
-    return OutlinePoint(_BOLD.sub("", head).strip().rstrip(":：").strip(), detail.strip())
+        return OutlinePoint(_plain(title), re.sub(r"^(?:[:：]|[-–—](?=\s))\s*", "", rest))
+    head, detail = _split_at(text, _COLON) or _split_at(text, _DASH) or (text, "")
+    return OutlinePoint(_plain(head), detail)
 
 
 def _capped(title: str, limit: int) -> str:

@@ -120,7 +120,10 @@ def _echo(index: int, core: str) -> re.Pattern[str]:
     """The point's number and title at the start of a text: "2. Title:", "**Title**", "### 2. Title"."""
     return re.compile(
         rf"(?:\#{{1,6}}[ \t]*)?(?P<open>\*\*|__)?[ \t]*(?:{index + 1}[ \t]*[.):][ \t]*)?(?P<inner>\*\*|__)?[ \t]*"
-        rf"{re.escape(core)}(?P<end>[.:;!?]*)[ \t]*(?P<close>\*\*|__)?[ \t]*(?P<sep>[:.\-–—](?=\s|$))?",
+        # The title's own stop must end a word ("Node.js" is no echo of "Node"), and emphasis closes only
+        # what it opened ("Direct answer: **Yes**" keeps its bold).
+        rf"{re.escape(core)}(?P<end>[.:;!?：]*(?=\s|$|\*\*|__))[ \t]*"
+        rf"(?:(?(open)(?P<close>\*\*|__)|(?(inner)(?P<close2>\*\*|__))))?[ \t]*(?P<sep>[:.\-–—：](?=\s|$))?",
         re.IGNORECASE,
     )
 
@@ -134,10 +137,11 @@ def strip_echo(text: str, index: int, title: str) -> str:
     if found is None:
         return text.strip()
     rest = body[found.end() :]
+    closed = found["close"] or found["close2"]
     heading = (
-        bool(found["open"] or found["inner"]) == bool(found["close"])
+        bool(found["open"] or found["inner"]) == bool(closed)
         and (
-            (found["close"] is not None and not rest.lstrip(" \t")[:1].islower())
+            (closed is not None and not rest.lstrip(" \t")[:1].islower())
             or found["sep"] is not None
             or any(mark in found["end"] for mark in ".:")
             or (found["end"][-1:] in ("?", "!") and title.rstrip().endswith(found["end"][-1:]))

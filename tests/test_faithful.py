@@ -74,7 +74,7 @@ def test_the_python_api_keeps_every_title_and_expansion(fake: Callable[[Handler]
     # Every expansion prompt shares one prefix (instructions, question, outline): only the point differs.
     assert answer.shared_prefix_fraction is not None and answer.shared_prefix_fraction > 0.8
     # Multi-line points read as markdown: the title in bold on its own line, the body as written below.
-    assert f"3. **{TITLES[2]}**\n\n{EXPANSIONS[3]}\n\n4. " in answer.text
+    assert f"**3. {TITLES[2]}**\n\n{EXPANSIONS[3]}\n\n**4. " in answer.text
 
 
 def test_the_cli_piped_and_json_show_the_same_text(fake: Callable[[Handler], FakeServer]) -> None:
@@ -118,3 +118,26 @@ def test_a_pipelined_point_sees_the_outline_up_to_its_own_line(fake: Callable[[H
         n = request.point or 0
         listed = [title for title in TITLES if f"\n{TITLES.index(title) + 1}. {title}" in request.prompt]
         assert listed == TITLES[:n]
+
+
+import pytest  # noqa: E402
+
+from sot import strip_echo  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("text", "index", "title", "kept"),
+    [
+        ("2. **Exercise**: Aim for 150 minutes.", 1, "Exercise", "Aim for 150 minutes."),
+        ("**Exercise**\n\n- walk\n- swim", 0, "Exercise", "- walk\n- swim"),
+        ("### 3. Sleep more\nAdults need 8 hours.", 2, "Sleep more", "Adults need 8 hours."),
+        ("Node.js runs JavaScript on the server.", 0, "Node", "Node.js runs JavaScript on the server."),
+        ("Python 3.12 adds a JIT.", 0, "Python 3", "Python 3.12 adds a JIT."),
+        ("Direct answer: **Yes** — use Postgres.", 0, "Direct answer", "**Yes** — use Postgres."),
+        ("Exercise regularly to keep fit.", 0, "Exercise regularly", "Exercise regularly to keep fit."),
+        ("**Sleep** more than you do.", 1, "Sleep", "**Sleep** more than you do."),
+        ("So why isn't it working? Because.", 0, "So why isn't it working?", "Because."),
+    ],
+)
+def test_only_an_echoed_number_and_title_leave_an_expansion(text: str, index: int, title: str, kept: str) -> None:
+    assert strip_echo(text, index, title) == kept

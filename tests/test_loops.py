@@ -43,6 +43,12 @@ def test_a_loop_is_seen_and_cut_at_the_last_whole_sentence_before_it(text: str, 
         "Repeat after me: " + "ha " * 10 + "and that is it.",
         "def f():\n    return 0\n\n\ndef g():\n    return 0\n",
         "Step one. Step two. Step three. Step four. Step five.",
+        # What a strong model writes on purpose (a cold review's cases):
+        "```python\n" + "x = layers.Conv2D(64, (3, 3), padding='same', activation='relu')(x)\n" * 12 + "```\nDone.",
+        "| Date | Task | Done |\n|---|---|---|\n" + "|  |  |  |\n" * 10 + "Print it.",
+        "Title\n" + "=" * 240 + "\nText.",
+        ("Chorus: we sing all night, we sing till the morning light.\n" * 4) + "The end.",
+        "int m[8][8] = {\n" + "    {0, 0, 0, 0, 0, 0, 0, 0},\n" * 8 + "};",
     ],
 )
 def test_parallel_text_tables_and_short_repeats_are_no_loop(text: str) -> None:

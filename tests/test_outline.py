@@ -58,6 +58,9 @@ def test_every_title_is_kept_as_written_in_every_list_style(layout: str) -> None
 def test_roman_numerals_full_width_digits_and_stops() -> None:
     assert parse_skeleton("I. Intro\nII. Body\nIII. Close\nIV. Appendix") == ["Intro", "Body", "Close", "Appendix"]
     assert parse_skeleton("１．最初の点\n２．二番目の点\n３、三番目") == ["最初の点", "二番目の点", "三番目"]
+    assert parse_skeleton("1.概要\n2.手順\n3.まとめ") == ["概要", "手順", "まとめ"]
+    assert parse_skeleton("（1）概要\n（2）手順\n（3）まとめ") == ["概要", "手順", "まとめ"]
+    assert parse_skeleton("・概要\n・手順\n・まとめ") == ["概要", "手順", "まとめ"]
 
 
 @pytest.mark.parametrize(
@@ -70,7 +73,14 @@ def test_roman_numerals_full_width_digits_and_stops() -> None:
         ("Exercise - aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
         ("Well-being at 10:30 a.m.", OutlinePoint("Well-being at 10:30 a.m.")),
         ("`a: b` in YAML: quoting rules", OutlinePoint("`a: b` in YAML", "quoting rules")),
-        ("**Brown v. Board: the case** (1954)", OutlinePoint("Brown v. Board: the case", "(1954)")),
+        ("**Brown v. Board: the case** (1954)", OutlinePoint("Brown v. Board: the case (1954)")),
+        ("**Python** vs **Rust**: performance", OutlinePoint("Python vs Rust", "performance")),
+        ("Day 1 – Kyoto: temples (about 100 words)", OutlinePoint("Day 1 – Kyoto", "temples (about 100 words)")),
+        ("9:00 – 10:30: Deep work", OutlinePoint("9:00 – 10:30", "Deep work")),
+        ("Using `**kwargs` safely: tips", OutlinePoint("Using `**kwargs` safely", "tips")),
+        ("2**10 and bit shifts", OutlinePoint("2**10 and bit shifts")),
+        ("***Bold italic***: x", OutlinePoint("Bold italic", "x")),
+        ("概要：この節では説明します", OutlinePoint("概要", "この節では説明します")),
     ],
 )
 def test_a_title_and_its_description_are_split_and_both_kept(line: str, point: OutlinePoint) -> None:
