@@ -57,7 +57,7 @@ class Options:
     """Options of one answer (the keyword arguments of ``Client``, ``ask`` and ``stream``), validated once."""
 
     mode: RequestedMode = "auto"
-    # None: DEFAULT_MAX_POINTS, and the embedded model keeps SMALL_MODEL_KEPT_POINTS of them.
+    # None: DEFAULT_MAX_POINTS asked for, and as many kept as the profile keeps (the small one: fewer).
     max_points: int | None = None
     max_point_chars: int = constants.MAX_POINT_CHARS
     max_parallel: int = constants.DEFAULT_MAX_PARALLEL

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ._sanitize import sanitize
 from ._shape import SkeletonShape
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _ROMAN = "ivxlIVXL"
 # A list marker: optional heading hashes, quote and emphasis, an optional word before the number
 # ("Step 1:"), the number (digits of any script, a roman numeral, or in brackets) and its stop.
@@ -93,7 +93,7 @@ def _split_at(text: str, separator: re.Pattern[str]) -> tuple[str, str] | None:
 
 def split_title(text: str) -> OutlinePoint:
     """A list item's text as its title and the description after it, emphasis aside."""
-    text = _CONTROL.sub("", text).strip()
+    text = sanitize(text).strip()
     emphasised = _EMPHASIS.match(text)
     rest = text[emphasised.end() :].strip() if emphasised else ""
     ends = emphasised is not None and emphasised.group(2).rstrip().endswith((":", "："))
