@@ -36,7 +36,7 @@ import anyio
 
 import sot
 from sot.backends.small_model._outline import DANGLING_WORDS
-from sot.templates import EXPAND, Prompts
+from sot.templates import EXPAND_SMALL, Prompts
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data" / "vicuna80.jsonl"
@@ -105,8 +105,8 @@ def repeated_pairs(points: list[str]) -> int:
 
 def instruction_sentences() -> list[str]:
     """The fixed sentences of the expansion prompt (what an echo would repeat)."""
-    text = Prompts().render(EXPAND, question="\x00", points=["\x00"], index=1, point="\x00")
-    return [s for s in re.split(r"(?<=[.!?:])\s+|\n", text) if "\x00" not in s and len(s.split()) >= 5]
+    # The embedded model's profile's prompt, built the one way every prompt is (its variables included).
+    return [s for s in Prompts().expansion_instructions(EXPAND_SMALL) if len(s.split()) >= 5]
 
 
 def score(answer: sot.Answer, instructions: list[str]) -> dict[str, Any]:
