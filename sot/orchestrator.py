@@ -434,7 +434,7 @@ class Orchestrator:
         enough: Callable[[], bool] | None = None,
     ) -> CallOutcome:
         opts = self.options
-        details = [*run.details[: len(points)], *[""] * (len(points) - len(run.details))]
+        details = run.details[: len(points)]  # kept in step with run.points, of which points is a prefix
         template = self.style.expansion_template
         messages = [
             *run.history,
