@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sot.errors import ProtocolError
-from sot.result import Usage
+
+from .base import Usage
 
 
 @dataclass(frozen=True)

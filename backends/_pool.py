@@ -16,10 +16,9 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio
+import httpx
 
 from sot import constants
-
-from ._httpx import httpx
 
 
 class _Counted(httpx.AsyncByteStream):

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import httpx
 
 from sot import constants
-
-from ._httpx import httpx
 
 
 class ProbeFailed(Exception):

@@ -1,13 +1,47 @@
-"""The backend interface: one streaming chat method plus ``aclose()``."""
+"""The backend interface: one streaming chat method plus ``aclose()``, and the records on the wire.
+
+It needs nothing of sot's core: ``sot.result`` and ``sot.templates`` re-export ``Usage`` and ``Message``."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from sot.result import Usage
-from sot.templates import Message
+if TYPE_CHECKING:
+    from ._load import LoadReading
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass
+class Usage:
+    """Tokens, as the server reported them (summed over calls in ``Answer.usage``; a call left early,
+    ``CallRecord.left_early``, reported none)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0  # of completion_tokens: thinking (usage.completion_tokens_details)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {**asdict(self), "total_tokens": self.total_tokens}
 
 
 @dataclass(frozen=True)
@@ -56,3 +90,17 @@ class Backend(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class LoadAware(Protocol):
+    """A backend that can tell how busy its server is, for a load-aware fan-out (sot/router/load.py)."""
+
+    @property
+    def in_flight(self) -> int:
+        """sot's own calls open to this backend now (every answer's)."""
+        ...
+
+    async def load(self) -> LoadReading | None:
+        """The server's load where it publishes it (backends/_load.py); cheap while a reading is fresh."""
+        ...

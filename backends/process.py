@@ -13,6 +13,7 @@ import atexit
 import codecs
 import contextlib
 import ctypes
+import re
 import signal
 import socket
 import subprocess
@@ -22,11 +23,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
+import httpx
 
 from sot import constants
 from sot.errors import LocalServerError
 
-from ._httpx import httpx
 from ._probe import ProbeFailed, get_json
 
 HEALTH_TIMEOUT_S = 120.0
@@ -111,7 +112,9 @@ class ManagedServer:
         log = self.log_text()
         known = self.diagnose(log) if self.diagnose else None
         detail = known or _last_line(log)
-        return LocalServerError(f"{self.name} {what}" + (f": {detail}" if detail else ""))
+        # A known failure's fix names settings, quoted ('max_model_len'): the front end respells them.
+        options = re.findall(r"'([a-z_]+)'", known) if known else ()
+        return LocalServerError(f"{self.name} {what}" + (f": {detail}" if detail else ""), options=options)
 
     async def _wait_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

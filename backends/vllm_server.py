@@ -37,8 +37,8 @@ _FAILURES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(r"CUDA out of memory|OutOfMemoryError|No available memory for the cache blocks|"
                    r"larger than the available KV cache memory|insufficient memory", re.I),
-        "out of GPU memory: lower --max-model-len or --max-num-seqs, raise --gpu-memory-utilization, "
-        "or add GPUs with --tensor-parallel-size",
+        "out of GPU memory: lower 'max_model_len' or 'max_num_seqs', raise 'gpu_memory_utilization', "
+        "or add GPUs with 'tensor_parallel_size'",
     ),
     (
         re.compile(r"is not a local folder and is not a valid model identifier|Repository Not Found|"
@@ -78,9 +78,9 @@ class VllmSettings:
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"{name.replace('_', '-')} must be at least 1")
         if not 0 < self.gpu_memory_utilization <= 1:
-            raise ConfigurationError("gpu-memory-utilization must be in (0, 1]")
+            raise ConfigurationError("'gpu_memory_utilization' must be in (0, 1]", options=("gpu_memory_utilization",))
         if not self.model.strip():
-            raise ConfigurationError("--model is required for the vLLM backend")
+            raise ConfigurationError("'model' is required for the vLLM backend", options=("model",))
 
     def launcher(self) -> list[str]:
         """The program that runs vLLM: $SOT_VLLM_COMMAND, the `vllm` CLI, or this Python's module."""

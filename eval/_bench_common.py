@@ -11,6 +11,7 @@ import math
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,18 @@ from sot.templates import Message
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data" / "vicuna80.jsonl"
 THROUGHPUT_PROMPT = "Write a long story about a lighthouse keeper."
+
+
+def reach_test_fakes() -> None:
+    """Put this checkout's tests/ folder on sys.path, so that ``import _fakes`` finds the scripted server.
+
+    The fakes live in tests/_fakes (the wheel does not ship them) and eval/ is not installed either: a
+    script run as ``python eval/x.py`` reaches them through the checkout it sits in. Appended, so that
+    nothing in tests/ shadows an installed module.
+    """
+    tests = str(HERE.parent / "tests")
+    if tests not in sys.path:
+        sys.path.append(tests)
 
 
 def suitable_questions(path: str | Path, limit: int = 0) -> list[dict[str, Any]]:

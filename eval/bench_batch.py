@@ -21,9 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from _bench_common import reach_test_fakes
 from results_io import RESULTS, save
 
-from sot.fake_server import FakeServer, sot_script
+reach_test_fakes()
+from _fakes import FakeServer, sot_script  # noqa: E402
 
 
 def run(server: FakeServer, n: int, workdir: Path, concurrency: int) -> dict[str, float]:

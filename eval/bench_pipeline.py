@@ -16,9 +16,11 @@ import statistics
 import subprocess
 import sys
 
+from _bench_common import reach_test_fakes
 from results_io import RESULTS, save
 
-from sot.fake_server import FakeServer, sot_script
+reach_test_fakes()
+from _fakes import FakeServer, sot_script  # noqa: E402
 
 POINTS = [
     "Plan the week ahead",

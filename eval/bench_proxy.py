@@ -33,9 +33,11 @@ from typing import Any
 import anyio
 import httpx
 import psutil
+from _bench_common import reach_test_fakes
 from results_io import RESULTS, save
 
-from sot.fake_server import FakeServer, Reply, SeenRequest, sot_script
+reach_test_fakes()
+from _fakes import FakeServer, Reply, SeenRequest, sot_script  # noqa: E402
 
 QUESTION = "What are good ways to sleep better?"
 POINTS = ["Keep a fixed schedule", "Dim the lights at night", "Avoid late caffeine", "Cool quiet bedroom"]

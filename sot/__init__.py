@@ -31,7 +31,7 @@ from .errors import (
 from .options import Options
 from .outline import SkeletonParser, parse_skeleton, split_title
 from .profiles import GenericProfile, PointJob, Profile, profile_named, strip_echo
-from .result import Answer, Timings, Usage
+from .result import Answer, ExtraTokens, Timings, Usage
 from .router import Route, route
 
 # A library logs; the application decides what to show (the CLI: sot/_logging.py).
@@ -61,6 +61,7 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "ContextLengthError",
+    "ExtraTokens",
     "GenericProfile",
     "LocalServerError",
     "Options",

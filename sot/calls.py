@@ -19,6 +19,7 @@ from scratch: the call fails with an error naming ``--timeout``, or, with ``keep
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import random
 import time
@@ -30,7 +31,7 @@ import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
 
 from . import constants
-from .backends.base import Backend, ChatRequest
+from .backends.base import Backend, ChatChunk, ChatRequest
 from .errors import BackendError, BackendTimeoutError, ProtocolError, RateLimitError
 from .options import RetryPolicy
 from .result import CallRecord, Usage
@@ -71,22 +72,60 @@ class CallOutcome:
 
 
 @dataclass
-class _Thinking:
-    """One attempt's reasoning text (kept apart from its answer) and the request's adaptations."""
+class _Attempt:
+    """What one attempt's stream gave: answer text, reasoning (kept apart from it), usage, how it ended."""
 
     parts: list[str] = field(default_factory=list)
-    first_s: float | None = None
-    last_s: float | None = None
+    first_token_s: float | None = None
+    usage: Usage | None = None
+    finishes: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    thinking_first_s: float | None = None
+    thinking_last_s: float | None = None
     adaptations: list[str] = field(default_factory=list)
-
-    def add(self, text: str, now: float) -> None:
-        self.parts.append(text)
-        self.first_s = now if self.first_s is None else self.first_s
-        self.last_s = now
+    alive: bool = False  # it produced something (text, reasoning or any chunk)
 
     @property
-    def seconds(self) -> float:
-        return self.last_s - self.first_s if self.first_s is not None and self.last_s is not None else 0.0
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def think(self, text: str, now: float) -> None:
+        self.thinking.append(text)
+        self.thinking_first_s = now if self.thinking_first_s is None else self.thinking_first_s
+        self.thinking_last_s = now
+
+    @property
+    def thinking_s(self) -> float:
+        if self.thinking_first_s is None or self.thinking_last_s is None:
+            return 0.0
+        return self.thinking_last_s - self.thinking_first_s
+
+    @property
+    def finish_reason(self) -> str | None:
+        return next((f for f in reversed(self.finishes) if f != _LEFT_EARLY), None)
+
+
+@dataclass
+class _Tally:
+    """One logical call's attempts so far: how many, how many were adapted re-sends, and the last one."""
+
+    attempts: int = 0
+    adaptations: int = 0
+    refused: bool = False  # the last attempt was refused before any text: an adapted re-send is no restart
+    last: _Attempt = field(default_factory=_Attempt)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What a call asks for and who hears of it (the keyword arguments of ``Caller.call``)."""
+
+    request: ChatRequest
+    purpose: str
+    index: int | None
+    on_delta: OnDelta | None
+    on_restart: OnRestart | None
+    require_text: bool
+    enough: Enough | None
 
 
 def _retry_after(exc: BaseException | None) -> float | None:
@@ -151,137 +190,127 @@ class Caller:
         require_text: bool = True,
         enough: Enough | None = None,
     ) -> CallOutcome:
-        policy = self.policy
-        start = self.now()
-        attempts = 0
-        adaptations = 0
-        refused = False  # the last attempt was refused before any text: an adapted re-send is no restart
-        first_token: list[float] = []
-        usage: list[Usage] = []
-        finishes: list[str] = []
-        thinking = _Thinking()
-
-        def wait(state: RetryCallState) -> float:
-            exc = state.outcome.exception() if state.outcome else None
-            number = state.attempt_number
-            seconds = backoff_seconds(policy, number, exc)
-            logger.info("%s call: attempt %d failed (%s); retrying in %.1f s", purpose, number, exc, seconds)
-            return seconds
-
-        def stop(state: RetryCallState) -> bool:
-            if adaptations > constants.MAX_ADAPTATIONS_PER_CALL:
-                return True
-            return state.attempt_number - adaptations >= policy.max_retries + 1
-
-        async def attempt() -> str:
-            nonlocal attempts, adaptations, thinking, refused
-            attempts += 1
-            if attempts > 1 and on_restart is not None and not refused:
-                on_restart(attempts)
-            refused = False
-            first_token.clear()
-            usage.clear()
-            finishes.clear()
-            thinking = _Thinking()
-            parts: list[str] = []
-            try:
-                async with self.limiter if self.limiter is not None else _NO_LIMIT:
-                    alive = await self._stream(
-                        stalling, parts, first_token, usage, finishes, on_delta, thinking, enough
-                    )
-            except BackendError as exc:
-                refused = _adapted(exc)
-                adaptations += refused
-                asked = _retry_after(exc)  # a wait beyond the cap fails fast, saying what was asked
-                cap = policy.retry_after_cap_s
-                if exc.retryable and asked is not None and asked > cap:
-                    raise RateLimitError(
-                        f"{exc}; the server asked to wait {asked:g} s, more than the {cap:g} s sot waits: "
-                        "try again later",
-                        status_code=exc.status_code,
-                        retry_after=asked,
-                        request_id=exc.request_id,
-                    ) from None
-                raise
-            if alive is not None:
-                self._deadline_passed(alive, parts)
-            text = "".join(parts)
-            if require_text and not text.strip():
-                raise ProtocolError("the model returned an empty answer")
-            return text
-
-        stalling = replace(request, stall_timeout=min(policy.stall_timeout_s, policy.timeout_s))
+        stalling = replace(request, stall_timeout=min(self.policy.stall_timeout_s, self.policy.timeout_s))
+        spec = _Spec(stalling, purpose, index, on_delta, on_restart, require_text, enough)
+        start, tally = self.now(), _Tally()
         retrying = AsyncRetrying(
-            stop=stop,
-            wait=wait,
-            retry=retry_if_exception(lambda exc: should_retry(exc, policy)),
+            stop=functools.partial(_out_of_attempts, self.policy, tally),
+            wait=functools.partial(_backoff, self.policy, purpose),
+            retry=retry_if_exception(lambda exc: should_retry(exc, self.policy)),
             sleep=anyio.sleep,
             reraise=True,
         )
-        text: str = await retrying(attempt)
-        record = CallRecord(
-            purpose=purpose,
-            index=index,
-            attempts=attempts,
+        text: str = await retrying(self._attempt, spec, tally)
+        record = self._record(spec, tally, start)
+        _log_done(record, len(text))
+        return CallOutcome(text=text, record=record, capped=tally.last.finishes[-1:] == ["length"])
+
+    async def _attempt(self, spec: _Spec, tally: _Tally) -> str:
+        tally.attempts += 1
+        if tally.attempts > 1 and spec.on_restart is not None and not tally.refused:
+            spec.on_restart(tally.attempts)
+        tally.refused = False
+        tally.last = attempt = _Attempt()
+        try:
+            async with self.limiter if self.limiter is not None else _NO_LIMIT:
+                ended = await self._stream(spec, attempt)
+        except BackendError as exc:
+            tally.refused = _adapted(exc)
+            tally.adaptations += tally.refused
+            capped = self._beyond_cap(exc)
+            if capped is not None:
+                raise capped from None
+            raise
+        if not ended:
+            self._deadline_passed(attempt.alive, attempt.parts)
+        if spec.require_text and not attempt.text.strip():
+            raise ProtocolError("the model returned an empty answer")
+        return attempt.text
+
+    def _beyond_cap(self, exc: BackendError) -> RateLimitError | None:
+        """A wait beyond the cap fails fast, saying what was asked."""
+        asked, cap = _retry_after(exc), self.policy.retry_after_cap_s
+        if not (exc.retryable and asked is not None and asked > cap):
+            return None
+        return RateLimitError(
+            f"{exc}; the server asked to wait {asked:g} s, more than the {cap:g} s sot waits: try again later",
+            status_code=exc.status_code,
+            retry_after=asked,
+            request_id=exc.request_id,
+        )
+
+    def _record(self, spec: _Spec, tally: _Tally, start: float) -> CallRecord:
+        last = tally.last
+        return CallRecord(
+            purpose=spec.purpose,
+            index=spec.index,
+            attempts=tally.attempts,
             start_s=start,
             end_s=self.now(),
-            first_token_s=first_token[0] if first_token else None,
-            usage=usage[-1] if usage else None,
-            adaptations=list(thinking.adaptations),
-            reasoning_chars=sum(len(part) for part in thinking.parts),
-            reasoning_s=thinking.seconds,
-            reasoning="".join(thinking.parts) if self.keep_reasoning and thinking.parts else None,
-            left_early=finishes[-1:] == [_LEFT_EARLY],
-            finish_reason=next((f for f in reversed(finishes) if f != _LEFT_EARLY), None),
+            first_token_s=last.first_token_s,
+            usage=last.usage,
+            adaptations=list(last.adaptations),
+            reasoning_chars=sum(len(part) for part in last.thinking),
+            reasoning_s=last.thinking_s,
+            reasoning="".join(last.thinking) if self.keep_reasoning and last.thinking else None,
+            left_early=last.finishes[-1:] == [_LEFT_EARLY],
+            finish_reason=last.finish_reason,
         )
-        _log_done(record, len(text))
-        return CallOutcome(text=text, record=record, capped=finishes[-1:] == ["length"])
 
     def _deadline_passed(self, alive: bool, parts: list[str]) -> None:
         """The total deadline passed: retry a stream that never answered, end one that was producing."""
         timeout = self.policy.timeout_s
         if not alive:
-            raise BackendTimeoutError(f"no answer within the {timeout:g} s deadline (--timeout)")
+            raise BackendTimeoutError(f"no answer within the {timeout:g} s deadline ('timeout')", options=("timeout",))
         if self.policy.keep_partial and "".join(parts).strip():
-            logger.warning("the answer was cut at the %g s deadline (--timeout); keeping its partial text", timeout)
+            logger.warning("the answer was cut at the %g s deadline (timeout); keeping its partial text", timeout)
             return
         raise BackendTimeoutError(
-            f"the answer was still being written when the {timeout:g} s deadline passed: raise --timeout"
-            + ("" if self.policy.keep_partial else ", or keep partial text with --allow-partial"),
+            f"the answer was still being written when the {timeout:g} s deadline passed: raise 'timeout'"
+            + ("" if self.policy.keep_partial else ", or keep partial text with 'allow_partial'"),
             retryable=False,
+            options=("timeout", "allow_partial"),
         )
 
-    async def _stream(
-        self,
-        request: ChatRequest,
-        parts: list[str],
-        first_token: list[float],
-        usage: list[Usage],
-        finishes: list[str],
-        on_delta: OnDelta | None,
-        thinking: _Thinking,
-        enough: Enough | None,
-    ) -> bool | None:
-        """Read one attempt; None when it completed, else whether it had produced anything by the deadline."""
-        alive = False
+    async def _stream(self, spec: _Spec, attempt: _Attempt) -> bool:
+        """Read one attempt into `attempt`; False where the total deadline ended it first."""
         with anyio.move_on_after(self.policy.timeout_s) as scope:
-            async with aclosing(self.backend.stream_chat(request)) as chunks:
+            async with aclosing(self.backend.stream_chat(spec.request)) as chunks:
                 async for chunk in chunks:
-                    alive = True
-                    thinking.adaptations.extend(chunk.adaptations)
-                    if chunk.reasoning:  # never reaches on_delta, the parser or the answer text
-                        thinking.add(chunk.reasoning, self.now())
-                    if chunk.usage is not None:
-                        usage.append(chunk.usage)
-                    if chunk.finish_reason:
-                        finishes.append(chunk.finish_reason)
-                    if chunk.text:
-                        if not first_token:
-                            first_token.append(self.now())
-                        parts.append(chunk.text)
-                        if on_delta is not None:
-                            on_delta(chunk.text)
-                        if enough is not None and enough():
-                            finishes.append(_LEFT_EARLY)
-                            break
-        return alive if scope.cancelled_caught else None
+                    if self._take(chunk, spec, attempt):
+                        attempt.finishes.append(_LEFT_EARLY)
+                        break
+        return not scope.cancelled_caught
+
+    def _take(self, chunk: ChatChunk, spec: _Spec, attempt: _Attempt) -> bool:
+        """One chunk into the attempt; True where the caller has enough and the stream may be left."""
+        attempt.alive = True
+        attempt.adaptations.extend(chunk.adaptations)
+        if chunk.reasoning:  # never reaches on_delta, the parser or the answer text
+            attempt.think(chunk.reasoning, self.now())
+        if chunk.usage is not None:
+            attempt.usage = chunk.usage
+        if chunk.finish_reason:
+            attempt.finishes.append(chunk.finish_reason)
+        if not chunk.text:
+            return False
+        if attempt.first_token_s is None:
+            attempt.first_token_s = self.now()
+        attempt.parts.append(chunk.text)
+        if spec.on_delta is not None:
+            spec.on_delta(chunk.text)
+        return spec.enough is not None and spec.enough()
+
+
+def _out_of_attempts(policy: RetryPolicy, tally: _Tally, state: RetryCallState) -> bool:
+    """Stop after the policy's retries; adapted re-sends do not count, up to their own cap."""
+    if tally.adaptations > constants.MAX_ADAPTATIONS_PER_CALL:
+        return True
+    return state.attempt_number - tally.adaptations >= policy.max_retries + 1
+
+
+def _backoff(policy: RetryPolicy, purpose: str, state: RetryCallState) -> float:
+    exc = state.outcome.exception() if state.outcome else None
+    seconds = backoff_seconds(policy, state.attempt_number, exc)
+    logger.info("%s call: attempt %d failed (%s); retrying in %.1f s", purpose, state.attempt_number, exc, seconds)
+    return seconds

@@ -15,14 +15,14 @@ from anyio.streams.memory import MemoryObjectSendStream
 from . import constants
 from ._conversation import split_conversation
 from .backends.base import Backend
-from .backends.openai_compat import Dialect, OpenAICompatBackend
+from .backends.openai_compat import Dialect, OpenAICompatBackend, dialect_named
 from .errors import ConfigurationError, SotError
 from .events import Event
 from .options import OptionOverrides, Options
 from .orchestrator import Orchestrator
 from .profiles import GENERIC, profile_named
 from .result import Answer
-from .router import make_router
+from .router import chosen_router, make_router
 from .templates import Message, Prompts
 
 
@@ -39,8 +39,9 @@ async def discover_model(backend: OpenAICompatBackend, deadline_s: float) -> str
         shown = ", ".join(backend.redact(name) for name in models[:3]) + (", …" if len(models) > 3 else "")
         listed = f": {shown}" if models else ""
         raise ConfigurationError(
-            f"no model given (--model / ${constants.ENV_MODEL}) and the server lists {len(models)} models{listed}; "
-            "name one with --model"
+            f"no model given ('model', or ${constants.ENV_MODEL}) and the server lists {len(models)} models{listed}; "
+            "name one as 'model'",
+            options=("model",),
         )
     return models[0]
 
@@ -52,7 +53,7 @@ class ClientArguments(OptionOverrides, total=False):
     model: str | None
     api_key: str | None
     backend: Backend | None
-    dialect: Dialect | None
+    dialect: str | None
     gguf: str | None
     llama_server: str | None
     request_limit: int | None
@@ -157,7 +158,7 @@ class Client:
         api_key: str | None = None,
         *,
         backend: Backend | None = None,
-        dialect: Dialect | None = None,
+        dialect: str | None = None,
         gguf: str | None = None,
         llama_server: str | None = None,
         request_limit: int | None = None,
@@ -176,7 +177,7 @@ class Client:
         # A proxy forwarding its clients' keys turns the fallback off: a keyless client must not spend the operator's.
         from_env = _env(constants.ENV_API_KEY) or _env(constants.ENV_OPENAI_API_KEY) if api_key_from_env else None
         self._api_key = api_key or from_env
-        self._dialect: Dialect = dialect or "openai"
+        self._dialect: Dialect = dialect_named(dialect or "openai")
         self._gguf = gguf
         self._llama_server = llama_server
         self._lock = anyio.Lock()
@@ -185,7 +186,7 @@ class Client:
         self._limiter = limiter or (anyio.CapacityLimiter(request_limit) if request_limit else None)
         self._local_url: str | None = None
         self._recommended_profile: str | None = None  # the backend's, where it names one
-        if self.options.mode == "auto" and self.options.router == "learned":
+        if self.options.mode == "auto" and chosen_router(self.options.router) == "learned":
             from .router.learned import preload as preload_router
 
             preload_router()  # loads on a thread while the backend connects or starts

@@ -77,8 +77,10 @@ ENV_CACHE_DIR: Final = "SOT_CACHE_DIR"
 LOCAL_MODEL_NAME: Final = "smollm2-135m-instruct"
 
 # Router (learned, the default for --mode auto): WordLlama's packaged files, read by path, never fetched.
-DEFAULT_ROUTER: Final = "learned"
-ROUTERS: Final = ("learned", "rules", "llm")
+# "auto": the learned router where its packages (the router extra: numpy, tokenizers, wordllama) are
+# installed, else the rules router; a plain install stays light for remote endpoints.
+DEFAULT_ROUTER: Final = "auto"
+ROUTERS: Final = ("auto", "learned", "rules", "llm")
 ROUTER_TOKENIZER_FILE: Final = "l2_supercat_tokenizer_config.json"
 ROUTER_WEIGHTS_FILE: Final = "l2_supercat_256.safetensors"
 ROUTER_MODEL_FILE: Final = "router_model.json"  # inside sot/router/, written by eval/router/train.py

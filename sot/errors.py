@@ -1,7 +1,7 @@
 """The exception tree of sot.
 
 Every error the library raises is a ``SotError``; lower-layer errors (httpx, stall deadlines, chunk shapes,
-JSON) are mapped to it in one place, ``sot.backends.openai_compat._map_error``::
+JSON) are mapped to it in one place, ``sot.backends._errors.map_error``::
 
     SotError
     ├── ConfigurationError          bad options, missing model, unreadable template directory
@@ -33,6 +33,7 @@ listens at): the mapping builds them from status codes and sanitised server text
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
@@ -44,10 +45,25 @@ def _rebuild(cls: type[SotError], args: tuple[Any, ...], state: dict[str, Any]) 
 
 
 class SotError(Exception):
-    """Base of every error raised by sot."""
+    """Base of every error raised by sot.
+
+    A message names the settings that fix it as the library spells them, quoted (``'base_url'``,
+    ``'timeout'``), and lists them in ``options``; a front end respells them in its own terms with
+    ``message_in`` (the CLI: ``--base-url``; the proxy: ``--upstream``), so each layer speaks to its caller.
+    """
 
     exit_code = 1
     cause_message: str | None = None  # a failed stage's cause, as it read (see stage_error)
+    options: tuple[str, ...] = ()
+
+    def __init__(self, message: str = "", *, options: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        if options:
+            self.options = tuple(options)
+
+    def message_in(self, spell: Callable[[str], str], message: str | None = None) -> str:
+        """This error's message (or `message`, e.g. its cause's) with each named option spelt by `spell`."""
+        return respell(str(self) if message is None else message, self.options, spell)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Subclasses take keyword arguments that Exception's default pickling drops.
@@ -92,8 +108,9 @@ class BackendError(SotError):
         request_id: str | None = None,
         retryable: bool | None = None,
         retry_after: float | None = None,
+        options: Iterable[str] = (),
     ) -> None:
-        super().__init__(message)
+        super().__init__(message, options=options)
         self.status_code = status_code
         self.request_id = request_id
         self.retry_after = retry_after
@@ -131,8 +148,11 @@ class RateLimitError(BackendError):
         status_code: int | None = 429,
         retry_after: float | None = None,
         request_id: str | None = None,
+        options: Iterable[str] = (),
     ) -> None:
-        super().__init__(message, status_code=status_code, request_id=request_id, retry_after=retry_after)
+        super().__init__(
+            message, status_code=status_code, request_id=request_id, retry_after=retry_after, options=options
+        )
 
 
 class AuthenticationError(BackendError):
@@ -216,6 +236,13 @@ class PointError(SotError):
 
 
 _STAGED: dict[tuple[type[SotError], type[SotError]], type[SotError]] = {}
+
+
+def respell(message: str, options: Iterable[str], spell: Callable[[str], str]) -> str:
+    """`message` with every mention of the named options (quoted, as ``'base_url'``) spelt by `spell`."""
+    for name in options:
+        message = message.replace(f"'{name}'", spell(name))
+    return message
 
 
 def _staged_class(stage: type[SotError], cause: type[SotError]) -> type[SotError]:

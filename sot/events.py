@@ -22,6 +22,15 @@ class ModeChosen:
 
 
 @dataclass(frozen=True)
+class FanOutChosen:
+    """How wide the expansions may go, given the server's load (before the outline; see ``Answer.fan_out``)."""
+
+    mode: str  # "sot" or "sequential"
+    width: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class SkeletonDelta:
     """Raw skeleton text as it streams (progress: a retry may restart it)."""
 
@@ -108,6 +117,7 @@ class AnswerDone:
 
 Event = (
     ModeChosen
+    | FanOutChosen
     | SkeletonDelta
     | SkeletonRestarted
     | SkeletonPoint

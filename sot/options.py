@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypedDict
 
 from . import constants
@@ -14,26 +14,27 @@ RequestedMode = Literal["auto", "sot", "sequential"]
 
 
 def flag(name: str) -> str:
-    """An option's name as the command line spells it (``max_points`` -> ``--max-points``)."""
-    return "--" + name.replace("_", "-")
+    """An option's name as the command line spells it (``max_points`` -> ``--max-points``; a field may
+    name its own, as ``prompts_dir`` does: ``--prompts``)."""
+    return _OWN_FLAGS.get(name) or "--" + name.replace("_", "-")
 
 
 def check_number(
-    label: str, value: float, *, low: float | None = None, high: float | None = None, low_open: bool = False
+    name: str, value: float, *, low: float | None = None, high: float | None = None, low_open: bool = False
 ) -> float:
-    """`value` if it is a finite number within bounds; else a one-line ConfigurationError naming the option
-    by `label` (``--timeout`` for a command-line option).
+    """`value` if it is a finite number within bounds; else a one-line ConfigurationError naming the
+    option `name` as the library spells it (front ends respell it: ``SotError.message_in``).
 
     NaN and infinities are refused everywhere: they pass comparisons silently (NaN) or turn deadlines
     into never (inf).
     """
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ConfigurationError(f"{label} must be a finite number, not {value!r}")
+        raise ConfigurationError(f"'{name}' must be a finite number, not {value!r}", options=(name,))
     if low is not None and (value <= low if low_open else value < low):
         bound = f"greater than {low:g}" if low_open else f"at least {low:g}"
-        raise ConfigurationError(f"{label} must be {bound}, not {value:g}")
+        raise ConfigurationError(f"'{name}' must be {bound}, not {value:g}", options=(name,))
     if high is not None and value > high:
-        raise ConfigurationError(f"{label} must be at most {high:g}, not {value:g}")
+        raise ConfigurationError(f"'{name}' must be at most {high:g}, not {value:g}", options=(name,))
     return value
 
 
@@ -52,69 +53,161 @@ class RetryPolicy:
     keep_partial: bool = False
 
 
+def _about(help: str, **more: Any) -> dict[str, Any]:
+    """What every front end says of an option (the CLI's help, its flag's aliases): a field's metadata."""
+    return {"help": help, **more}
+
+
 @dataclass(frozen=True)
 class Options:
-    """Options of one answer (the keyword arguments of ``Client``, ``ask`` and ``stream``), validated once."""
+    """Options of one answer (the keyword arguments of ``Client``, ``ask`` and ``stream``), validated once.
 
-    mode: RequestedMode = "auto"
+    This is the one declaration of every answer option: ``sot ask``, ``sot batch`` and ``sot proxy``
+    derive their flags, defaults and help from these fields (sot/cli/_options.py).
+    """
+
+    mode: RequestedMode = field(default="auto", metadata=_about("auto (the router decides), sot or sequential."))
     # None: DEFAULT_MAX_POINTS asked for, and as many kept as the profile keeps (the small one: fewer).
-    max_points: int | None = None
-    max_point_chars: int = constants.MAX_POINT_CHARS
-    max_parallel: int = constants.DEFAULT_MAX_PARALLEL
-    max_tokens: int = constants.DEFAULT_MAX_TOKENS
+    max_points: int | None = field(
+        default=None,
+        metadata=_about(
+            f"Most outline points kept (default {constants.DEFAULT_MAX_POINTS}; "
+            "the embedded model's profile keeps fewer)."
+        ),
+    )
+    max_point_chars: int = field(
+        default=constants.MAX_POINT_CHARS, metadata=_about("Longest outline point kept, in characters.")
+    )
+    max_parallel: int = field(
+        default=constants.DEFAULT_MAX_PARALLEL, metadata=_about("Most expansions in flight per answer.")
+    )
+    max_tokens: int = field(default=constants.DEFAULT_MAX_TOKENS, metadata=_about("Token cap of a sequential answer."))
     # None: the answer's style's (sot/profiles.py: a full answer's sections, or brief points).
-    point_max_tokens: int | None = None
-    skeleton_max_tokens: int | None = None
+    point_max_tokens: int | None = field(
+        default=None,
+        metadata=_about(
+            f"Token cap of each point's expansion (default {constants.SECTION_MAX_TOKENS}; "
+            f"{constants.DEFAULT_POINT_MAX_TOKENS} with --brief)."
+        ),
+    )
+    skeleton_max_tokens: int | None = field(
+        default=None,
+        metadata=_about(
+            f"Token cap of the outline (default {constants.PLAN_MAX_TOKENS}; "
+            f"{constants.SKELETON_MAX_TOKENS} with --brief)."
+        ),
+    )
     # The SoT paper's short points (titles of a few words, one to three sentences each) instead of a full
     # answer's planned sections: the fastest answer, at the cost of depth.
-    brief: bool = False
-    temperature: float | None = constants.DEFAULT_TEMPERATURE
-    seed: int | None = None
-    timeout: float = constants.DEFAULT_TIMEOUT_S
-    stall_timeout: float = constants.DEFAULT_STALL_TIMEOUT_S
-    max_retries: int = constants.DEFAULT_MAX_RETRIES
-    retry_after_cap: float = constants.RETRY_AFTER_CAP_S
-    allow_partial: bool = False
-    pipeline: bool = True
-    constrain_skeleton: bool = True
+    brief: bool = field(
+        default=False, metadata=_about("Short points (titles of a few words, 1-3 sentences each): fastest, less depth.")
+    )
+    temperature: float | None = field(
+        default=constants.DEFAULT_TEMPERATURE, metadata=_about("Sampling temperature (default: the server's).")
+    )
+    seed: int | None = field(default=None, metadata=_about("Sampling seed, where the server supports it."))
+    timeout: float = field(
+        default=constants.DEFAULT_TIMEOUT_S,
+        metadata=_about(
+            "Total limit of each call attempt, seconds; a stream still writing then is ended, not restarted."
+        ),
+    )
+    stall_timeout: float = field(
+        default=constants.DEFAULT_STALL_TIMEOUT_S,
+        metadata=_about(
+            "Seconds without data (keep-alives do not count) before a stream is retried, elsewhere if possible."
+        ),
+    )
+    max_retries: int = field(default=constants.DEFAULT_MAX_RETRIES, metadata=_about("Retries per call."))
+    retry_after_cap: float = field(
+        default=constants.RETRY_AFTER_CAP_S,
+        metadata=_about("Longest Retry-After waited for, seconds; a longer one fails at once."),
+    )
+    allow_partial: bool = field(
+        default=False, metadata=_about("Keep a failed point's title, and text cut at the timeout, instead of failing.")
+    )
+    pipeline: bool = field(default=True, metadata=_about("Expand points while the outline still streams."))
+    constrain_skeleton: bool = field(
+        default=True,
+        metadata=_about("Constrain the outline's shape on servers that can (a grammar or a regular expression)."),
+    )
     # None: the server's own (none). On the bundled 135M model a penalty of 0.5 traded verbatim loops, which
     # the parser drops, for reworded repeats it cannot see (eval/results/outline_penalty.md).
-    skeleton_frequency_penalty: float | None = None
+    skeleton_frequency_penalty: float | None = field(
+        default=None, metadata=_about("Frequency penalty of the outline call (-2 to 2).")
+    )
     # The model profile (sot/profiles.py): "generic" keeps every model's text as written; "small" is the
     # bundled 135M model's repairs. None: what the backend recommends (the embedded server's bundled
     # model: small), else generic.
-    profile: str | None = None
-    router: Literal["learned", "rules", "llm"] = constants.DEFAULT_ROUTER
-    prompts_dir: str | None = None
-    reasoning: Reasoning = constants.DEFAULT_REASONING
-    keep_reasoning: bool = False
+    profile: str | None = field(
+        default=None,
+        metadata=_about(
+            "Model profile: generic (the model's text as written) or small (repairs for small local models; "
+            "the embedded model's default)."
+        ),
+    )
+    router: Literal["auto", "learned", "rules", "llm"] = field(
+        default=constants.DEFAULT_ROUTER,
+        metadata=_about(
+            "Router for mode auto: learned (needs the router extra), rules, llm (asks the model), "
+            "or auto (learned where installed, else rules)."
+        ),
+    )
+    prompts_dir: str | None = field(
+        default=None,
+        metadata=_about("Directory of your own prompt templates.", flag="--prompts", aliases=("--prompts-dir",)),
+    )
+    reasoning: Reasoning = field(
+        default=constants.DEFAULT_REASONING,
+        metadata=_about("Reasoning models: off, low or default (the server's), where the server has a knob."),
+    )
+    # Where the server publishes its load (vLLM's /metrics, llama.cpp's /slots), a busy one gets a narrower
+    # fan-out or, in mode auto, a sequential answer: SoT's extra streams would only queue behind its work.
+    load_aware: bool = field(
+        default=True,
+        metadata=_about(
+            "Read the server's load (vLLM /metrics, llama.cpp /slots) and narrow the fan-out, or in mode auto "
+            "answer sequentially, when it has no free batch slots for the points."
+        ),
+    )
+    keep_reasoning: bool = field(
+        default=False, metadata=_about("Keep a reasoning model's thinking in the Answer (never in its text).")
+    )
 
     def __post_init__(self) -> None:
-        if self.mode not in ("auto", "sot", "sequential"):
-            raise ConfigurationError(f"--mode must be auto, sot or sequential, not {self.mode!r}")
-        if self.reasoning not in constants.REASONING_LEVELS:
-            raise ConfigurationError(f"--reasoning must be off, low or default, not {self.reasoning!r}")
-        if self.profile is not None and self.profile not in constants.PROFILES:
-            raise ConfigurationError(f"--profile must be one of {', '.join(constants.PROFILES)}, not {self.profile!r}")
-        if self.router not in constants.ROUTERS:
-            raise ConfigurationError(f"--router must be one of {', '.join(constants.ROUTERS)}, not {self.router!r}")
-        for name in ("max_parallel", "max_tokens", "point_max_tokens"):
-            if getattr(self, name) is not None and getattr(self, name) < 1:
-                raise ConfigurationError(f"{flag(name)} must be at least 1")
-        for name in ("skeleton_max_tokens", "max_point_chars"):  # Python-only options
-            if getattr(self, name) is not None and getattr(self, name) < 1:
-                raise ConfigurationError(f"{name} must be at least 1")
-        if self.max_points is not None and self.max_points < constants.MIN_POINTS:
-            raise ConfigurationError(f"--max-points must be at least {constants.MIN_POINTS}")
-        if self.max_retries < 0:
-            raise ConfigurationError("--max-retries must not be negative")
-        check_number("--timeout", self.timeout, low=0.0, low_open=True)
-        check_number("--stall-timeout", self.stall_timeout, low=0.0, low_open=True)
+        self._check_present()
+        self._check_choices()
+        for name in ("max_parallel", "max_tokens", "point_max_tokens", "skeleton_max_tokens", "max_point_chars"):
+            if getattr(self, name) is not None:
+                check_number(name, getattr(self, name), low=1)
+        if self.max_points is not None:
+            check_number("max_points", self.max_points, low=constants.MIN_POINTS)
+        check_number("max_retries", self.max_retries, low=0)
+        check_number("timeout", self.timeout, low=0.0, low_open=True)
+        check_number("stall_timeout", self.stall_timeout, low=0.0, low_open=True)
         check_number("retry_after_cap", self.retry_after_cap, low=0.0)
         if self.temperature is not None:
-            check_number("--temperature", self.temperature, low=0.0, high=2.0)
+            check_number("temperature", self.temperature, low=0.0, high=2.0)
         if self.skeleton_frequency_penalty is not None:
             check_number("skeleton_frequency_penalty", self.skeleton_frequency_penalty, low=-2.0, high=2.0)
+
+    def _check_present(self) -> None:
+        """None only where a field allows it (None is how a per-call override resets one that does)."""
+        for spec in fields(self):
+            if getattr(self, spec.name) is None and "None" not in str(spec.type):
+                raise ConfigurationError(f"'{spec.name}' needs a value, not None", options=(spec.name,))
+
+    def _check_choices(self) -> None:
+        for name, allowed in (
+            ("mode", ("auto", "sot", "sequential")),
+            ("reasoning", constants.REASONING_LEVELS),
+            ("router", constants.ROUTERS),
+            ("profile", (None, *constants.PROFILES)),
+        ):
+            value = getattr(self, name)
+            if value not in allowed:
+                choices = ", ".join(str(choice) for choice in allowed if choice is not None)
+                raise ConfigurationError(f"'{name}' must be one of {choices}, not {value!r}", options=(name,))
 
     @property
     def retry_policy(self) -> RetryPolicy:
@@ -127,17 +220,25 @@ class Options:
         )
 
     def updated(self, **changes: Any) -> Options:
-        known = {f.name for f in fields(self)}
+        """These options with `changes` applied as given: None resets a field that may be None (the
+        server's own temperature, no seed) and is refused for one that may not."""
+        known = {spec.name for spec in fields(self)}
         unknown = set(changes) - known
         if unknown:
-            raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+            raise ConfigurationError(
+                f"unknown option(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
+            )
+        return replace(self, **changes)
+
+
+_OWN_FLAGS: dict[str, str] = {spec.name: spec.metadata["flag"] for spec in fields(Options) if "flag" in spec.metadata}
 
 
 class OptionOverrides(TypedDict, total=False):
     """The keyword arguments that set ``Options`` (on ``Client``, ``ask`` and ``stream``), for type checkers.
 
-    Its keys are ``Options``' fields (a test keeps the two equal); ``None`` keeps the current value.
+    Its keys are ``Options``' fields (a test keeps the two equal); a key given is applied as given (None
+    resets a field that may be None).
     """
 
     mode: str | None  # auto, sot or sequential (checked when Options is built, as CLI strings are)
@@ -162,4 +263,5 @@ class OptionOverrides(TypedDict, total=False):
     router: str | None  # learned, rules or llm
     prompts_dir: str | None
     reasoning: str | None  # off, low or default
+    load_aware: bool | None
     keep_reasoning: bool | None

@@ -138,16 +138,13 @@ def strip_echo(text: str, index: int, title: str) -> str:
         return text.strip()
     rest = body[found.end() :]
     closed = found["close"] or found["close2"]
-    heading = (
-        bool(found["open"] or found["inner"]) == bool(closed)
-        and (
-            (closed is not None and not rest.lstrip(" \t")[:1].islower())
-            or found["sep"] is not None
-            or any(mark in found["end"] for mark in ".:")
-            or (found["end"][-1:] in ("?", "!") and title.rstrip().endswith(found["end"][-1:]))
-            or not rest.strip(" \t")
-            or rest.startswith(("\n", " \n"))
-        )
+    heading = bool(found["open"] or found["inner"]) == bool(closed) and (
+        (closed is not None and not rest.lstrip(" \t")[:1].islower())
+        or found["sep"] is not None
+        or any(mark in found["end"] for mark in ".:")
+        or (found["end"][-1:] in ("?", "!") and title.rstrip().endswith(found["end"][-1:]))
+        or not rest.strip(" \t")
+        or rest.startswith(("\n", " \n"))
     )
     return rest.strip() if heading else text.strip()
 
@@ -187,5 +184,3 @@ def profile_named(name: str) -> Profile:
     module, _, attribute = target.partition(":")
     made: Profile = getattr(importlib.import_module(module), attribute)()
     return made
-
-

@@ -5,33 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from .backends.base import Usage as Usage  # defined with the backends, which report it
+
 Mode = Literal["sot", "sequential"]
-
-
-@dataclass
-class Usage:
-    """Tokens, as the server reported them (summed over calls in ``Answer.usage``; a call left early,
-    ``CallRecord.left_early``, reported none)."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0  # of completion_tokens: thinking (usage.completion_tokens_details)
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.reasoning_tokens + other.reasoning_tokens,
-        )
-
-    def to_dict(self) -> dict[str, int]:
-        return {**asdict(self), "total_tokens": self.total_tokens}
 
 
 @dataclass
@@ -77,6 +53,21 @@ class Timings:
     route_s: float | None = None
 
 
+@dataclass(frozen=True)
+class ExtraTokens:
+    """What an answer cost beyond a sequential answer to the same question.
+
+    A SoT answer's are estimated (no sequential answer was written): its prompts beyond the smallest
+    one (the question sent again with the outline to every point) and its completions beyond the
+    points' text (the outline, outlines asked for again, retries). A sequential answer's are exact:
+    the calls it made besides the answer (an LLM router, an outline that gave too few points).
+    """
+
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool
+
+
 @dataclass
 class Answer:
     """One answer: its text (what every view prints), how it was made, and what it cost.
@@ -112,6 +103,11 @@ class Answer:
     truncated: bool = False
     # SoT was asked for but the outline had too few points: answered sequentially instead (``reason`` says why).
     fell_back: bool = False
+    # The load-aware fan-out decision (sot/router/load.py: mode, width, reason, the server's load), or None
+    # where none was made (load_aware off, a sequential answer by choice, a backend that cannot tell).
+    fan_out: dict[str, Any] | None = None
+    # Tokens beyond what a sequential answer would have cost (``ExtraTokens``), None where usage was not reported.
+    extra_tokens: ExtraTokens | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,4 +132,6 @@ class Answer:
             "profile": self.profile,
             "truncated": self.truncated,
             "fell_back": self.fell_back,
+            "fan_out": self.fan_out,
+            "extra_tokens": None if self.extra_tokens is None else asdict(self.extra_tokens),
         }

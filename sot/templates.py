@@ -7,7 +7,6 @@ such as ``{{ 7*7 }}`` reaches the model verbatim. Undefined variables are errors
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -16,6 +15,7 @@ import jinja2
 
 from ._shape import SkeletonShape
 from ._template_limits import LimitedSandbox
+from .backends.base import Message as Message  # defined with the backends, which send it
 from .errors import ConfigurationError, TemplateError
 
 # The full answer: a plan of sections with what each covers and its length, each section written in full.
@@ -68,12 +68,6 @@ def shared_prefix_fraction(prompts: list[str]) -> float | None:
     return round(common / mean, 4) if mean else None
 
 
-@dataclass(frozen=True)
-class Message:
-    role: str
-    content: str
-
-
 class Prompts:
     """Renders the project's prompts; a user directory overrides templates by file name."""
 
@@ -82,7 +76,9 @@ class Prompts:
         if user_dir is not None:
             path = Path(user_dir)
             if not path.is_dir():
-                raise ConfigurationError(f"prompt directory not found: {path} (--prompts)")
+                raise ConfigurationError(
+                    f"prompt directory not found: {path} ('prompts_dir')", options=("prompts_dir",)
+                )
             searchpath.insert(0, str(path))
         self._env = LimitedSandbox(
             loader=jinja2.FileSystemLoader(searchpath),

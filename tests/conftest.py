@@ -4,8 +4,7 @@ import signal
 from collections.abc import Callable, Iterator
 
 import pytest
-
-from sot.fake_server import FakeServer, Handler
+from _fakes import FakeServer, Handler
 
 # A shell without job control starts background commands with SIGINT ignored, and children inherit
 # that across exec, so the Ctrl-C tests would fail for the launcher's sake. A handled signal resets to default on exec.

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from sot.fake_server import FakeServer, Handler, Reply, SeenRequest, sot_script
+from _fakes import FakeServer, Handler, Reply, SeenRequest, sot_script
 
 POINTS = ["Alpha point", "Beta point", "Gamma point"]
 QUESTION = "What should I know?"

@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
+from _fakes import Reply, SeenRequest, sot_script
 
 from sot import constants
 from sot.batch.inputs import read_prompts
 from sot.batch.records import read_records
 from sot.errors import ConfigurationError
-from sot.fake_server import Reply, SeenRequest, sot_script
 
 
 def write_prompts(path: Path, n: int) -> Path:

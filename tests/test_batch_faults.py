@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _fakes import Reply, SeenRequest, sot_script
 from test_batch import batch_cli, write_prompts
 from typer.testing import CliRunner
 
@@ -23,7 +24,6 @@ from sot.batch import _atomic, records
 from sot.batch.inputs import Prompt
 from sot.batch.records import open_results, read_records
 from sot.batch.runner import run_batch
-from sot.fake_server import Reply, SeenRequest, sot_script
 
 
 def number_of(request: SeenRequest) -> int:
@@ -182,7 +182,6 @@ def _disk_fills_after(monkeypatch, module, writes: int) -> None:
 
 
 def _cli(*args: str):
-    from sot import cli_batch  # noqa: F401  (registers batch, report and judge)
     from sot.cli import app
 
     return CliRunner().invoke(app, list(args))

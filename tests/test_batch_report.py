@@ -49,7 +49,7 @@ def test_markup_and_html_in_categories_stay_text_everywhere(tmp_path: Path) -> N
     assert "<script>" not in md and "&lt;script&gt;" in md and "[link=" not in md
     # Every table row keeps its column count: a '|' in a category is escaped, not a new cell.
     table_rows = [line for line in md.splitlines() if line.startswith("| ")]
-    assert {line.replace("\\|", "").count("|") for line in table_rows[:10]} == {10}
+    assert {line.replace("\\|", "").count("|") for line in table_rows[:10]} == {12}
     chart = out.with_suffix(".report.html").read_text()
     assert "<script>" not in chart and "&lt;script&gt;" in chart
     assert md_text("a_b*c") == "a\\_b\\*c"

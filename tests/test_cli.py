@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _fakes import Reply, SeenRequest, sot_script
 
 import sot
-from sot.fake_server import Reply, SeenRequest, sot_script
 
 CANARY = "sk-canary-0123456789abcdef"
 
@@ -142,7 +142,6 @@ def test_json_failures_are_one_json_object_and_bad_stdin_is_named(fake) -> None:
 def _in_process(*args: str):
     from typer.testing import CliRunner
 
-    from sot import cli_batch  # noqa: F401  (registers batch, report and judge)
     from sot.cli import app
 
     return CliRunner().invoke(app, list(args))
@@ -216,7 +215,7 @@ def test_batch_progress_goes_to_stderr_never_stdout(fake, tmp_path) -> None:
 
 
 def test_an_ignored_model_on_the_local_backend_is_named(monkeypatch, capsys) -> None:
-    from sot.cli import warn_ignored_model
+    from sot.cli._common import warn_ignored_model
 
     monkeypatch.delenv("SOT_BASE_URL", raising=False)
     warn_ignored_model(sot.Client(mode="sequential"), "gpt-4o")
@@ -266,7 +265,6 @@ def test_the_proxy_takes_every_option_that_shapes_an_answer_in_ask() -> None:
     import click
     import typer.main
 
-    import sot.cli_proxy  # noqa: F401  (registers `proxy`)
     from sot.cli import app
 
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]

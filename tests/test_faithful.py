@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import anyio
 import openai
+from _fakes import FakeServer, Handler, Reply, SeenRequest
 
 import sot
-from sot.fake_server import FakeServer, Handler, Reply, SeenRequest
 from sot.proxy import BackgroundProxy, ProxySettings
 
 QUESTION = "How do I start learning Python for data work?"

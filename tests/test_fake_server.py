@@ -7,8 +7,7 @@ import socket
 import struct
 
 import httpx
-
-from sot.fake_server import FakeServer, Reply, SeenRequest
+from _fakes import FakeServer, Reply, SeenRequest
 
 BODY = b'{"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}'
 

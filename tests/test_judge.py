@@ -16,12 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from _fakes import Reply, SeenRequest
 
 import sot
 from sot import constants
 from sot.batch.judge import parse_verdict
 from sot.batch.records import read_records
-from sot.fake_server import Reply, SeenRequest
 
 CANARY = "sk-canary-judge-0123456789abcdef"
 

@@ -1,6 +1,6 @@
 """One local server shared by every sot command, whichever started it; what cannot be shared is refused at once.
 
-Whole commands run against a stand-in llama-server (tests/fake_llama_server.py: llama-server's flags,
+Whole commands run against a stand-in llama-server (tests/_fakes/llama_server.py: llama-server's flags,
 real HTTP on loopback) with a cache directory of their own; the last test does the same with the real
 embedded server and model.
 """
@@ -24,7 +24,7 @@ import anyio
 import httpx
 import psutil
 import pytest
-from fake_llama_server import answer_of
+from _fakes.llama_server import answer_of
 from tests_support import QUESTION, require_binary
 
 import sot
@@ -33,7 +33,7 @@ from sot.backends import local
 from sot.backends.local import LocalBackend, LocalConfig, describe_command, read_holder
 
 EXIT_CONFIGURATION, EXIT_LOCAL_SERVER = 2, 8
-FAKE = Path(__file__).with_name("fake_llama_server.py")
+TESTS = Path(__file__).resolve().parent  # on the stand-in's PYTHONPATH, for `python -m _fakes.llama_server`
 
 
 class Lines:
@@ -93,7 +93,7 @@ class Machine:
 @pytest.fixture
 def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Machine]:
     binary = tmp_path / "llama-server"
-    binary.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    binary.write_text(f'#!/bin/sh\nPYTHONPATH="{TESTS}" exec "{sys.executable}" -m _fakes.llama_server "$@"\n')
     binary.chmod(0o755)
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF")

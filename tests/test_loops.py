@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import anyio
 import pytest
+from _fakes import FakeServer, Handler, Reply, SeenRequest
 
 import sot
 from sot._loops import LoopWatch
-from sot.fake_server import FakeServer, Handler, Reply, SeenRequest
 
 POEM = "Soft rain falls on the roof. It sings: " + "rain, " * 120
 LINES = "Compare the two ends.\n\n" + "**Loose End**\n" * 40

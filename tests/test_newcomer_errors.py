@@ -19,13 +19,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from _fakes import FakeServer, Reply, sot_script
 
 import sot
 from sot import constants
 from sot.backends import model_files
 from sot.cli import EXIT_CODES
 from sot.errors import SotError, point_error, skeleton_error
-from sot.fake_server import FakeServer, Reply, sot_script
 from sot.proxy import BackgroundProxy, ProxySettings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,8 +89,8 @@ def test_a_server_listing_several_models_names_them(proxy: BackgroundProxy) -> N
     done = run_sot("ask", "--base-url", proxy.url, "q")
     assert done.returncode == sot.ConfigurationError.exit_code
     assert error_line(done) == (
-        "sot: error: no model given (--model / $SOT_MODEL) and the server lists 3 models: fake-model, "
-        "fake-model+sot, fake-model+seq; name one with --model"
+        "sot: error: no model given (--model, or $SOT_MODEL) and the server lists 3 models: fake-model, "
+        "fake-model+sot, fake-model+seq; name one as --model"
     )
 
 
@@ -222,7 +222,7 @@ def test_errors_name_the_path_as_the_user_gave_it(tmp_path: Path) -> None:
 
     with pytest.raises(sot.ConfigurationError) as info:
         model_files.resolve_model("models/mine.gguf", None)
-    assert str(info.value) == f"GGUF file not found: models/mine.gguf (--gguf / ${constants.ENV_GGUF})"
+    assert str(info.value) == f"GGUF file not found: models/mine.gguf ('gguf', or ${constants.ENV_GGUF})"
 
 
 # 4. Exit codes documented --------------------------------------------------------------------------

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from _fakes import Reply, SeenRequest, sot_script
 
 import sot
 from sot import events
-from sot.fake_server import Reply, SeenRequest, sot_script
 
 pytestmark = pytest.mark.anyio
 
@@ -126,8 +126,11 @@ async def test_stream_yields_typed_events_in_a_sensible_order(fake) -> None:
 
 async def test_client_reuses_one_connection_pool(fake) -> None:
     server = fake(sot_script())
-    # One call at a time (pipelining would overlap the skeleton stream with the first expansion).
-    async with sot.Client(base_url=server.url, model="m", mode="sot", max_parallel=1, pipeline=False) as client:
+    # One call at a time (pipelining would overlap the skeleton stream with the first expansion); the load
+    # reading has a small client of its own (it must never queue behind the streams), so it is off here.
+    async with sot.Client(
+        base_url=server.url, model="m", mode="sot", max_parallel=1, pipeline=False, load_aware=False
+    ) as client:
         for _ in range(3):
             await client.ask("q")
     assert len(server.requests) == 12

@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 import anyio
 import httpx
 import pytest
+from _fakes import FakeServer, Reply
 
 from sot import constants
 from sot.backends._pool import ShardedTransport, pooled_transport, upstream_client
-from sot.fake_server import FakeServer, Reply
 
 pytestmark = pytest.mark.anyio
 

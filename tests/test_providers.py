@@ -1,4 +1,4 @@
-"""sot against emulated providers (sot/fake_providers.py): the CLI and the API, real HTTP on loopback.
+"""sot against emulated providers (tests/_fakes/providers.py): the CLI and the API, real HTTP on loopback.
 
 Every profile validates requests as its provider documents; an answer must come back complete, in
 skeleton order, free of thinking text, and what a server refused must be right on the next call.
@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _fakes import FakeServer, SeenRequest
+from _fakes.profile import THINKING, Profile
+from _fakes.providers import PROFILES, provider_handler
 
 import sot
 from sot.backends._negotiate import ClientStop, Negotiator, find_refusals, forget
 from sot.backends._reasoning import ReasoningSplitter
-from sot.fake_providers import PROFILES, THINKING, Profile, provider_handler
-from sot.fake_server import FakeServer, SeenRequest
 
 POINTS = ["First idea", "Second idea", "Third idea"]
 QUESTION = "What are good ways to learn a language?"

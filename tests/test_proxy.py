@@ -13,9 +13,9 @@ import anyio
 import httpx
 import openai
 import pytest
+from _fakes import FakeServer, Handler, Reply, SeenRequest, sot_script
 
 import sot
-from sot.fake_server import FakeServer, Handler, Reply, SeenRequest, sot_script
 from sot.proxy import BackgroundProxy, ProxySettings
 
 QUESTION = "What are good ways to sleep better?"

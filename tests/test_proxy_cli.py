@@ -14,11 +14,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from _fakes import FakeServer, Reply, SeenRequest
 
 from sot import constants
 from sot.backends.process import free_port
 from sot.errors import ConfigurationError
-from sot.fake_server import FakeServer, Reply, SeenRequest
 from sot.proxy import BackgroundProxy, ProxySettings
 from sot.proxy.server import listen_sockets
 
@@ -110,15 +110,15 @@ def test_listening_sockets_take_a_free_port_and_refuse_bad_ones() -> None:
         port = sockets[0].getsockname()[1]
         assert port > 0
         with pytest.raises(
-            ConfigurationError, match=f"^port {port} is already in use on 127.0.0.1: choose another --port"
+            ConfigurationError, match=f"^port {port} is already in use on 127.0.0.1: choose another 'port'"
         ):
             listen_sockets("127.0.0.1", port)
     finally:
         for sock in sockets:
             sock.close()
-    with pytest.raises(ConfigurationError, match=r"^--port must be between 0 and 65535 .*, not 70000$"):
+    with pytest.raises(ConfigurationError, match=r"^'port' must be between 0 and 65535 .*, not 70000$"):
         listen_sockets("127.0.0.1", 70000)
-    with pytest.raises(ConfigurationError, match=r"check --host$"):
+    with pytest.raises(ConfigurationError, match=r"check 'host'$"):
         listen_sockets("no-such-host.invalid", 0)
 
 
@@ -212,8 +212,8 @@ def test_the_announcement_shows_no_secret_of_the_upstream_url(tmp_path: Path, up
 
 def test_a_cut_answer_finishes_with_length_and_says_so(fake) -> None:  # type: ignore[no-untyped-def]
     import openai
+    from _fakes import Reply
 
-    from sot.fake_server import Reply
     from sot.proxy import BackgroundProxy, ProxySettings
 
     server = fake(lambda request: Reply("An answer cut by its", finish_reason="length"))

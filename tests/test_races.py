@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 
 import anyio
 import pytest
+from _fakes import FakeServer, Handler, sot_script
 from tests_support import request_kind
 
 import sot
@@ -15,7 +16,6 @@ from sot import events
 from sot.backends.base import ChatRequest
 from sot.backends.mock import MockBackend
 from sot.errors import AuthenticationError, ProtocolError, RateLimitError, point_error
-from sot.fake_server import FakeServer, Handler, sot_script
 
 pytestmark = pytest.mark.anyio
 

@@ -7,9 +7,9 @@ import time
 from collections.abc import Callable
 
 import pytest
+from _fakes import Fault, Reply, SeenRequest, sot_script
 
 import sot
-from sot.fake_server import Fault, Reply, SeenRequest, sot_script
 
 pytestmark = pytest.mark.anyio
 
@@ -118,7 +118,7 @@ async def test_a_slow_but_steady_stream_hits_the_total_deadline_and_is_not_resta
     with pytest.raises(sot.PointError) as info:
         await ask(server, timeout=0.6, max_retries=1)
     assert isinstance(info.value.cause, sot.BackendTimeoutError)
-    assert "--timeout" in str(info.value)
+    assert "'timeout'" in str(info.value) and "timeout" in info.value.options
     assert len(attempts(server, 2)) == 1
 
 

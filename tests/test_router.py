@@ -12,10 +12,10 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _fakes import Reply, sot_script
 
 import sot
 from sot.backends.openai_compat import OpenAICompatBackend
-from sot.fake_server import Reply, sot_script
 from sot.router import LearnedRouter, LLMRouter, route_rules
 from sot.router.evaluate import evaluate, load_labelled
 from sot.templates import Prompts

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from _fakes import Reply, SeenRequest
 
 import sot
 from sot import constants
 from sot._shape import SkeletonShape
 from sot.backends.openai_compat import Dialect
-from sot.fake_server import Reply, SeenRequest
 from sot.outline import SkeletonParser
 from sot.templates import SKELETON_BRIEF, Prompts
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from _fakes import sot_script
 from tests_support import request_kind
 
 import sot
@@ -15,7 +16,6 @@ from sot.backends import small_model
 from sot.backends.base import ChatChunk, ChatRequest
 from sot.backends.mock import MockBackend
 from sot.errors import ServerError
-from sot.fake_server import sot_script
 from sot.result import Usage
 
 pytestmark = pytest.mark.anyio

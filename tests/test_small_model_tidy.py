@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import pytest
+from _fakes import Reply, SeenRequest
 
 import sot
 from sot.backends.small_model._tidy import tidy_expansion
-from sot.fake_server import Reply, SeenRequest
 from sot.templates import EXPAND_BRIEF, Prompts
 
 POINTS = ["Secure and robust", "Enhanced sleep quality", "Clear naming"]

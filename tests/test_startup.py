@@ -9,7 +9,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from sot.fake_server import FakeServer
+from _fakes import FakeServer
 
 PROBE = """
 import json, sys

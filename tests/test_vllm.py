@@ -16,12 +16,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+from _fakes import Reply, sot_script
 
 import sot
 from sot.backends.base import ChatRequest, Constraint
 from sot.backends.openai_compat import OpenAICompatBackend
 from sot.backends.vllm_server import VllmSettings, diagnose
-from sot.fake_server import Reply, sot_script
 from sot.templates import Message
 
 HERE = Path(__file__).resolve().parent
@@ -89,11 +89,11 @@ def test_common_failures_are_named(log: str, expected: str | None) -> None:
 def _serve_env(tmp_path: Path, mode: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
-        SOT_VLLM_COMMAND=f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'fake_vllm.py'))}",
+        SOT_VLLM_COMMAND=f"{shlex.quote(sys.executable)} -m _fakes.vllm",
         FAKE_VLLM_MODE=mode,
         FAKE_VLLM_LOG=str(tmp_path / "vllm.log"),
         SOT_CACHE_DIR=str(tmp_path / "cache"),
-        PYTHONPATH=os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")]),
+        PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")]),  # sot, _fakes
     )
     return env
 

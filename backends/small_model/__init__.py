@@ -1,12 +1,12 @@
 """The profile of small local models such as the bundled SmolLM2-135M (``profile="small"``).
 
 A 135M model writes fragments and repeats for titles, echoes its prompt, loops, and at times takes
-the start of its point for the whole of it. Its profile carries the repairs measured on it (see
-eval/results/quality_outside.md): an outline read with English word rules and constrained by the
-skeleton grammar, its first five distinct points kept and the outline asked for again where too few
-stand, an expansion prompt that shows the point alone and leads with its start, the echo cleaned out
-of each expansion, and a point left empty or said twice asked for again. The embedded server picks
-this profile for its bundled model; any other model gets it only by asking (``--profile small``).
+the start of its point for the whole of it. Its profile carries the repairs measured on it: an
+outline read with English word rules and constrained by the skeleton grammar, its first five distinct
+points kept and the outline asked for again where too few stand, an expansion prompt that shows the
+point alone and leads with its start, the echo cleaned out of each expansion, and a point left empty
+or said twice asked for again. The embedded server picks this profile for its bundled model; any
+other model gets it only by asking (``--profile small``).
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from ._tidy import says_again, talks_about_task, tidy_expansion
 log = logging.getLogger("sot.orchestrator")
 
 # Of the points asked for, the first this many distinct ones are kept: past the fifth, its points mostly
-# restate earlier ones. On ten outside sets (X-AG), 13 of the 27 answers graded with a clear repeat had it
-# only in a point after the fifth. Asked for 3 to 5 instead, it wrote outlines of 2 distinct points on 3
-# of 50 outside questions (none when asked for 10).
+# restate earlier ones: about half of its answers with a clear repeat had it only in a point after the
+# fifth. Asking for 3 to 5 instead is no way out: asked for so few, it at times writes an outline of only
+# 2 distinct points (asked for 10, it does not).
 KEPT_POINTS: Final = 5
 # Outlines asked for after the first while too few distinct points stand (each with the next seed).
 MORE_LOOKS: Final = 2
-# Warm enough to leave a recitation; cooler than 0.8, where three of nine such texts talked about the
-# request on 20 outside questions (0.4 still does at times: such a text is not taken).
+# Warm enough to leave a recitation; cooler than 0.8, where about a third of such texts talk about the
+# request (0.4 still does at times: such a text is not taken).
 SAMPLED_POINT_TEMPERATURE: Final = 0.4
 # A small model's expansion is one paragraph: past a blank line it loops.
 POINT_STOP: Final = ("\n\n",)

@@ -1,4 +1,4 @@
-"""Where a full stop ends nothing: one list for points' titles (sot/skeleton.py) and expansions (sot/_tidy.py)."""
+"""Where a full stop ends nothing: one list for points' titles (_phrases.py) and expansions (_tidy.py)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ._abbreviations import NOT_AFTER_ABBREVIATION
 
@@ -38,7 +39,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 # "Referring to an answer, ...", "The answer is not a label or a question.", "As I mentioned in my
 # previous response", "The question asks about the causes of earthquakes", the model's own name from
 # its chat template ("A helpful AI assistant, SmolLM, trained by Hugging Face"), "I'll write: ...", "The
-# answer is to find a solution to the problem of hiccups." (outside checks AN and AO).
+# answer is to find a solution to the problem of hiccups."
 _META = re.compile(
     r"""\b(?:your|the|this|my)\s+(?:answer|response|question)\b[^.!?]{0,80}?
         \b(?:paragraphs?|sentences?|points?|parts?|should|brings?\s+together)\b
@@ -105,7 +106,7 @@ def _unloop(text: str) -> str:
     ..."): the text before a run of four words came round again (it comes three times or more),
     ended at its last sentence, else its last clause or lead-in. Unchanged where none of those
     comes before a repeat."""
-    # Without numbers: "9. Camera, 10. Camera, 11. Camera" (outside check AA) loops on its word.
+    # Without numbers: "9. Camera, 10. Camera, 11. Camera" loops on its word.
     words = [(m.group().casefold(), m.start()) for m in _WORDS.finditer(text) if not m.group().isdigit()]
     grams: dict[tuple[str, ...], list[int]] = {}
     for i in range(len(words) - 3):
@@ -150,6 +151,31 @@ def _echoes(sentence: str, instructions: list[str]) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class _Point:
+    """The point an expansion was written for, and the outline's titles it may recite."""
+
+    title: str
+    index: int
+    titles: tuple[str, ...]  # its own and every point's, casefolded
+
+    @classmethod
+    def of(cls, title: str, index: int, points: list[str] | None) -> _Point:
+        return cls(title, index, tuple(t.casefold().strip() for t in [title, *(points or [])] if t.strip()))
+
+    @property
+    def others(self) -> list[str]:
+        return [t for t in self.titles if t != self.title.casefold().strip()]
+
+    def unwrap(self, match: re.Match[str]) -> str:
+        # The delimiters the prompt put around points: "[Enhanced sleep quality]" reads as the words.
+        inside = match.group(1).casefold().strip()
+        if match.start() and (match.string[match.start() - 1].isalnum() or match.string[match.start() - 1] in "_)]"):
+            return match.group(0)  # an index, as in x[i]
+        echoed = match.start() == 0 or any(inside.startswith(t) for t in self.titles) or bool(_PHRASE.fullmatch(inside))
+        return match.group(1) if echoed else match.group(0)
+
+
 def tidy_expansion(
     text: str,
     title: str,
@@ -168,18 +194,29 @@ def tidy_expansion(
     its token limit, the loop that ran into it. Empty if nothing of substance is left, or only the
     title.
     """
-    titles = [t.casefold().strip() for t in [title, *(points or [])] if t.strip()]
+    point = _Point.of(title, index, points)
+    text = _without_leads(text.replace("\r\n", "\n").strip().strip('"').strip(), point)
+    text = _before_recital(text, point)
+    if capped:  # a loop runs until the token limit stops it; parallel wording in a finished text stays
+        text = _unloop(text)
+    text = _BRACKETED.sub(point.unwrap, text)
+    if "[" in text and "]" not in text[text.rfind("[") :]:
+        text = text[: text.rfind("[")]  # a delimiter opened and never closed: the model talking about its task
+    # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
+    text = _PROMPT_LINE.sub("", text)
+    kept = _own_sentences(text, instructions or [], question)
+    kept = _once_each(_unrecited(kept, point, own_list=bool(_OWN_LIST.search(text))))
+    text = _paragraph(_without_filler(kept))
+    if capped:
+        text = _whole_sentences(text)
+    # Nothing but the title again: no more than an empty expansion, and retried like one.
+    # A number alone ("4.") is the point's own numbering left over.
+    return text if _LETTER.search(text) and _words_of(text) != _words_of(title) else ""
 
-    def unwrap(match: re.Match[str]) -> str:
-        # The delimiters the prompt put around points: "[Enhanced sleep quality]" reads as the words.
-        inside = match.group(1).casefold().strip()
-        if match.start() and (match.string[match.start() - 1].isalnum() or match.string[match.start() - 1] in "_)]"):
-            return match.group(0)  # an index, as in x[i]
-        echoed = match.start() == 0 or any(inside.startswith(t) for t in titles) or bool(_PHRASE.fullmatch(inside))
-        return match.group(1) if echoed else match.group(0)
 
-    text = text.replace("\r\n", "\n").strip().strip('"').strip()
-    bare_title = title.rstrip(".:;!… ")
+def _without_leads(text: str, point: _Point) -> str:
+    """`text` without the labels, fillers, title and delimiters it opens on, in any order."""
+    bare_title = point.title.rstrip(".:;!… ")
     for _ in range(6):
         before = text
         text = _LEAD.sub("", text, count=1).lstrip(' "*')
@@ -190,11 +227,16 @@ def tidy_expansion(
                 if not rest.strip() or rest.lstrip(" *")[:1] in ".:-—\n" or candidate != bare_title:
                     text = rest.lstrip(" .:-—*\n")
                 break
-        text = _BRACKETED.sub(unwrap, text, count=1) if text.startswith("[") else text
+        text = _BRACKETED.sub(point.unwrap, text, count=1) if text.startswith("[") else text
         if text == before:
             break
+    return text
+
+
+def _before_recital(text: str, point: _Point) -> str:
+    """`text` up to where it goes on to another point."""
     # From the first line that is another point on: the outline recited, not this point written.
-    others = [t for t in titles if t != title.casefold().strip()]
+    others = point.others
     for match in _NEXT_POINT.finditer(text):
         line = match.group(2).casefold().strip("*[] ")
         numbered = (match.group(1) or "")[:1].isdigit()
@@ -204,34 +246,36 @@ def tidy_expansion(
     inline = next((m for m in _INLINE_POINT.finditer(text) if int(m.group(1)) >= 2), None)
     if inline is not None and not _OWN_LIST.search(text[: inline.start()]):
         text = text[: inline.start()]
-    run_on = next((m for m in _RUN_ON_POINT.finditer(text) if int(m.group(1)) == index + 2), None)
+    run_on = next((m for m in _RUN_ON_POINT.finditer(text) if int(m.group(1)) == point.index + 2), None)
     if run_on is not None and not _OWN_LIST.search(text[: run_on.start()]):
         text = text[: run_on.start()].rstrip()
-    if capped:  # a loop runs until the token limit stops it; parallel wording in a finished text stays
-        text = _unloop(text)
-    text = _BRACKETED.sub(unwrap, text)
-    if "[" in text and "]" not in text[text.rfind("[") :]:
-        text = text[: text.rfind("[")]  # a delimiter opened and never closed: the model talking about its task
-    # A prompt line repeated after the content ("Question: How can I ...?") is the prompt, not the answer.
-    text = _PROMPT_LINE.sub("", text)
+    return text
+
+
+def _own_sentences(text: str, instructions: list[str], question: str) -> list[str]:
+    """The sentences of `text` that neither echo the prompt, talk about the task, nor ask the question again."""
     sentences = [s for s in _SENTENCE.findall(text) if s.strip()]
-    # The question, and each sentence or clause of it ("I'm going to Iceland in October for a week. What
-    # should I pack?": outside check Z had the first pasted back alone; AA, "How do I get better at
-    # public speaking?" from "how do i get better at public speeking, i get really nervous").
+    # The question, and each sentence or clause of it: a small model pastes back one sentence alone
+    # ("I'm going to Iceland in October for a week." of "... What should I pack?") or one clause, its
+    # typo mended ("How do I get better at public speaking?" from "how do i get better at public
+    # speeking, i get really nervous").
     clauses = (c for sentence in _SENTENCE.findall(question) for c in sentence.split(","))
     parts = [question, *(c for c in clauses if c.strip() and c.strip() != question.strip())]
     asked = [[_AS_ASKED.get(w, w) for w in _WORDS.findall(part.casefold())] for part in parts]
-    kept = [
+    return [
         s
         for s in sentences
-        if not _echoes(s, instructions or []) and not _META.search(s) and not any(_asks_again(s, a) for a in asked)
+        if not _echoes(s, instructions) and not _META.search(s) and not any(_asks_again(s, a) for a in asked)
     ]
+
+
+def _unrecited(sentences: list[str], point: _Point, own_list: bool) -> list[str]:
+    """`sentences` without a title recited after the content with the number it had in the outline."""
     # A title recited after the content with the number it had in the outline ("... by Friday. The
     # answer is: 2. Set realistic deadlines."); not a list of the text's own ("1. Sleep. 2. Exercise.").
-    recited = {_words_of(t) for t in titles}
+    recited = {_words_of(t) for t in point.titles}
     told: list[str] = []
-    own_list = bool(_OWN_LIST.search(text))
-    for sentence in kept:
+    for sentence in sentences:
         numbered = bool(told) and not _LETTER.search(told[-1]) and not own_list
         if numbered and _words_of(sentence) in recited:
             told.pop()
@@ -239,17 +283,24 @@ def tidy_expansion(
                 told.pop()
             continue
         told.append(sentence)
-    kept = told
+    return told
+
+
+def _once_each(sentences: list[str]) -> list[str]:
     # A small model's loop ("The answer is: The answer is: ..."): each sentence once.
     seen: set[str] = set()
     unique = []
-    for sentence in kept:
+    for sentence in sentences:
         key = _words_of(sentence)
         # Whole sentences only: "Example: oats. Example: eggs." keeps both labels.
         if key not in seen or sentence.rstrip()[-1:] not in ".!?":
             seen.add(key)
             unique.append(sentence)
-    kept = unique
+    return unique
+
+
+def _without_filler(sentences: list[str]) -> list[str]:
+    kept = list(sentences)
     # "This is a crucial step." says nothing of the point: dropped where something follows it.
     if len(kept) > 1 and _PRAISE.match(kept[0]):
         kept.pop(0)
@@ -257,31 +308,36 @@ def tidy_expansion(
     # cut it off, at most after the number of a list it began.
     while kept and (kept[-1].rstrip().endswith(":") or not _LETTER.search(kept[-1])):
         kept.pop()
+    return kept
+
+
+def _paragraph(sentences: list[str]) -> str:
     # One paragraph: a point is one line of the answer ("3. Title: text").
-    text = " ".join(line.strip() for line in re.split(r"\r\n|\r|\n", "".join(kept)) if line.strip())
+    text = " ".join(line.strip() for line in re.split(r"\r\n|\r|\n", "".join(sentences)) if line.strip())
     # The quote a dropped lead-in opened, or its "that" ('that "Study techniques ...').
     opened = re.match(r'(?:that\s+)?"', text)
     if opened and text.count('"') % 2:
         text = text[opened.end() :]
     # A text that carries on its title's sentence (", in a small town, can ...", "that building new
-    # roads is not ...": outside check Z) starts as a sentence of its own.
+    # roads is not ...") starts as a sentence of its own.
     # ("that is, ..." is a sentence's own start; "iPhone" and "iOS" keep their case.)
     carried = re.match(r"(?:[,;]\s*|that\s+(?!(?:is|was)\b))(?=[a-z])", text)
     if carried:
         text = text[carried.end() :]
         text = text[0].upper() + text[1:] if re.match(r"[a-z]+\b", text) else text
-    if capped:
-        # The sentence the limit stopped ("... including the plague, e": outside check AC) ends the text
-        # where a whole one came before it.
-        # (Not a list's last items after it: "Key steps:\n- Install Python\n- Run pip install requ".)
-        whole = list(_SENTENCE_END.finditer(text))
-        if whole and not re.search(r"[.!?][\"'”’)]*\s*$", text):
-            tail = text[whole[-1].end() :]
-            if not re.search(r"(?:^|\s)(?:[-*•]|\d{1,2}[.)])\s", tail):
-                text = text[: whole[-1].end()]
-    # Nothing but the title again: no more than an empty expansion, and retried like one.
-    # A number alone ("4.") is the point's own numbering left over.
-    return text if _LETTER.search(text) and _words_of(text) != _words_of(title) else ""
+    return text
+
+
+def _whole_sentences(text: str) -> str:
+    # The sentence the limit stopped ("... including the plague, e") ends the text where a whole one
+    # came before it.
+    # (Not a list's last items after it: "Key steps:\n- Install Python\n- Run pip install requ".)
+    whole = list(_SENTENCE_END.finditer(text))
+    if whole and not re.search(r"[.!?][\"'”’)]*\s*$", text):
+        tail = text[whole[-1].end() :]
+        if not re.search(r"(?:^|\s)(?:[-*•]|\d{1,2}[.)])\s", tail):
+            text = text[: whole[-1].end()]
+    return text
 
 
 # The model talking about its task: a sampled last try that does is no better than no text.
@@ -289,9 +345,9 @@ _TASK_TALK = re.compile(r"\b(?:point|answer|sentences?|questions?|request|rewrit
 
 
 def says_again(text: str, others: Iterable[str]) -> bool:
-    """Whether `text` says word for word what one of `others` (other points' expansions) said (outside
-    checks AM-AP: two points of one answer expanded alike). Only the same words: a small model opens many
-    distinct expansions alike ("To stay healthy, it is important to ...")."""
+    """Whether `text` says word for word what one of `others` (other points' expansions) said (two
+    points of one answer expanded alike). Only the same words: a small model opens many distinct
+    expansions alike ("To stay healthy, it is important to ...")."""
     words = _words_of(text)
     return any(_words_of(other) == words for other in others)
 

@@ -35,6 +35,7 @@ import json
 import random
 import re
 import statistics
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,12 @@ from typing import Any
 import anyio
 
 import sot
-from sot.fake_server import FakeServer, Reply, SeenRequest
+
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # eval/, for _bench_common (this file runs from eval/quality)
+from _bench_common import reach_test_fakes
+
+reach_test_fakes()
+from _fakes import FakeServer, Reply, SeenRequest  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 _TOKEN = re.compile(r"\w+|[^\w\s]")

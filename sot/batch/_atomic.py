@@ -27,12 +27,14 @@ def write_all(fd: int, data: bytes) -> None:
 def write_error(path: Path, exc: OSError) -> ConfigurationError:
     """An OSError met while writing `path`, as one line that says what to do."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        fix = "the disk is full: free some space, then run the same command with --resume"
+        fix = "the disk is full: free some space, then run the same again with 'resume'"
     elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        fix = "no permission to write there: choose another --out"
+        fix = "no permission to write there: choose another 'out'"
     else:
         fix = exc.strerror or type(exc).__name__
-    return ConfigurationError(f"cannot write {path}: {fix} (records already on disk are kept)")
+    return ConfigurationError(
+        f"cannot write {path}: {fix} (records already on disk are kept)", options=("resume", "out")
+    )
 
 
 def atomic_write(path: str | Path, data: bytes) -> None:

@@ -52,7 +52,8 @@ class ResultsLock:
                 os.close(fd)
                 raise ConfigurationError(
                     f"{self.results} is in use by another sot writer ({_holder(self.path)}): "
-                    "wait for it to finish, or write to another --out"
+                    "wait for it to finish, or write to another 'out'",
+                    options=("out",),
                 ) from None
             # The lock file may have been removed by a holder releasing it between our open and
             # our lock: then we hold a lock on a file nobody else sees; take the new one instead.

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from .. import constants
 from .._sanitize import sanitize
-from ..backends._httpx import httpx
 from ..backends._probe import ProbeFailed, get_json
 from ..backends.base import Backend, ChatRequest
 from ..backends.openai_compat import OpenAICompatBackend
@@ -79,10 +79,7 @@ def pairs_from(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict
 ENV_JUDGE_API_KEY = "SOT_JUDGE_API_KEY"
 # The endpoint check is one small GET: a server that cannot answer it this fast is not ready to judge.
 PROBE_DEADLINE_S = constants.CONNECT_TIMEOUT_S
-_NOT_A_URL = (
-    "--judge-base-url must be the judge's OpenAI-compatible address, http(s)://host[:port]/path "
-    "(e.g. http://127.0.0.1:8091/v1)"
-)
+_NOT_A_URL = "'base_url' must be the judge's OpenAI-compatible address, http(s)://host[:port]/path (e.g. http://127.0.0.1:8091/v1)"
 
 
 class JudgeEndpoint:
@@ -92,9 +89,9 @@ class JudgeEndpoint:
         try:
             url = httpx.URL(base_url.strip())
         except (httpx.InvalidURL, TypeError):
-            raise ConfigurationError(_NOT_A_URL) from None
+            raise ConfigurationError(_NOT_A_URL, options=("base_url",)) from None
         if url.scheme not in ("http", "https") or not url.host:
-            raise ConfigurationError(_NOT_A_URL)
+            raise ConfigurationError(_NOT_A_URL, options=("base_url",))
         self._url = url
         self.base_url = base_url.strip()
         self.model = model or None
@@ -111,7 +108,9 @@ class JudgeEndpoint:
             if len(models) != 1:
                 shown = ", ".join(sanitize(m)[:80] for m in models[:5]) + (", …" if len(models) > 5 else "")
                 listed = f" ({shown})" if shown else ""
-                raise ConfigurationError(f"give --judge-model: the judge server lists {len(models)} models{listed}")
+                raise ConfigurationError(
+                    f"give 'model': the judge server lists {len(models)} models{listed}", options=("model",)
+                )
             model = models[0]
         return OpenAICompatBackend(self.base_url, model, api_key=self._api_key)
 
@@ -126,28 +125,31 @@ class JudgeEndpoint:
                 status, payload = await get_json(http, listing, deadline_s=PROBE_DEADLINE_S, headers=headers)
             except ProbeFailed as exc:
                 raise BackendConnectionError(
-                    f"the judge server does not answer: {exc}; check --judge-base-url and that the server is running",
+                    f"the judge server does not answer: {exc}; check 'base_url' and that the server is running",
                     retryable=False,
+                    options=("base_url",),
                 ) from None
         if status in (401, 403):
             raise AuthenticationError(
-                f"the judge server refused the request (HTTP {status}): "
-                f"check --judge-api-key (or ${ENV_JUDGE_API_KEY})",
+                f"the judge server refused the request (HTTP {status}): check 'api_key' (or ${ENV_JUDGE_API_KEY})",
                 status_code=status,
+                options=("api_key",),
             )
         data = payload.get("data") if isinstance(payload, dict) else None
         if status == 200 and isinstance(data, list):
             return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str | int)]
         if status not in (200, 404):
             raise BackendError(
-                f"the judge server answered HTTP {status} to GET /models: check --judge-base-url and that the server "
+                f"the judge server answered HTTP {status} to GET /models: check 'base_url' and that the server "
                 "is up and ready",
                 status_code=status,
+                options=("base_url",),
             )
         add_v1 = "" if re.search(r"/v\d", url.path) else "; add /v1?"
         problem = f"HTTP 404 for /models{add_v1}" if status == 404 else "/models is no OpenAI model list: a web page?"
         raise ConfigurationError(
-            f"no OpenAI-compatible API at --judge-base-url ({problem}): give the API's base, e.g. http://HOST:PORT/v1"
+            f"no OpenAI-compatible API at 'base_url' ({problem}): give the API's base, e.g. http://HOST:PORT/v1",
+            options=("base_url",),
         )
 
 
@@ -263,7 +265,7 @@ async def run_judge(
 ) -> JudgeSummary:
     """Judge every pair not judged yet; an endpoint is connected (and so checked) only when one is left."""
     if concurrency < 1:
-        raise ConfigurationError("--concurrency must be at least 1")
+        raise ConfigurationError("'concurrency' must be at least 1", options=("concurrency",))
     pairs = pairs_from(load_records(results).records)
     if not pairs:
         raise ConfigurationError(

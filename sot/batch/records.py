@@ -112,7 +112,9 @@ def open_results(path: str | Path, *, resume: bool, overwrite: bool = False) -> 
     lock = ResultsLock(file)
     try:
         if file.is_file() and file.stat().st_size > 0 and not (resume or overwrite):
-            raise ConfigurationError(f"{file} already has results: pass --resume to continue or --overwrite")
+            raise ConfigurationError(
+                f"{file} already has results: set 'resume' to continue or 'overwrite'", options=("resume", "overwrite")
+            )
         done: set[Key] = set()
         if resume and file.is_file():
             unique: dict[Key, dict[str, Any]] = {}

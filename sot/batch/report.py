@@ -40,6 +40,9 @@ class ModeStats:
     median_tokens: float | None = None
     total_tokens: int = 0
     cut: int = 0  # answers stopped by a token limit or cut before a loop (``truncated``)
+    # Tokens beyond a sequential answer's, prompt and completion (``extra_tokens``; SoT's estimated).
+    median_extra_tokens: float | None = None
+    busy: int = 0  # answers the server's load sent sequential (``fan_out``)
 
 
 @dataclass
@@ -84,7 +87,14 @@ def _stats(records: list[dict[str, Any]]) -> ModeStats:
         median_tokens=_median([float(t) for t in tokens]),
         total_tokens=sum(tokens),
         cut=sum(bool(r.get("truncated")) for r in ok),
+        median_extra_tokens=_median([_extra(r) for r in ok if isinstance(r.get("extra_tokens"), dict)]),
+        busy=sum(isinstance(r.get("fan_out"), dict) and r["fan_out"].get("mode") == "sequential" for r in ok),
     )
+
+
+def _extra(record: dict[str, Any]) -> float:
+    extra = record["extra_tokens"]
+    return float(extra.get("prompt_tokens", 0)) + float(extra.get("completion_tokens", 0))
 
 
 def _paired(by_mode: dict[str, dict[str, dict[str, Any]]], against: str) -> Paired | None:
@@ -170,13 +180,17 @@ def md_text(value: object) -> str:
 
 def markdown(report: Report, source: str) -> str:
     lines = [f"# SoT batch report: {md_text(source)}", ""]
-    lines += ["| category | mode | answered | failed | cut | median s | p90 s | median TTFT s | median tokens |"]
-    lines += ["|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "| category | mode | answered | failed | cut | median s | p90 s | median TTFT s | median tokens "
+        "| median extra tokens | sequential (server busy) |"
+    ]
+    lines += ["|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in report.categories:
         for m, s in report.stats[c].items():
             lines.append(
                 f"| {md_text(c)} | {md_text(m)} | {s.answered} | {s.failed} | {s.cut} | {_fmt(s.median_s)} "
-                f"| {_fmt(s.p90_s)} | {_fmt(s.median_ttft_s)} | {_fmt(s.median_tokens, 0)} |"
+                f"| {_fmt(s.p90_s)} | {_fmt(s.median_ttft_s)} | {_fmt(s.median_tokens, 0)} "
+                f"| {_fmt(s.median_extra_tokens, 0)} | {s.busy} |"
             )
     lines += ["", "Paired speed-up, sequential latency / SoT latency per prompt (> 1: SoT faster):", ""]
     lines += [

@@ -28,7 +28,7 @@ def parse_modes(value: str) -> list[str]:
     modes = [m.strip() for m in value.split(",") if m.strip()]
     bad = [m for m in modes if m not in MODES]
     if not modes or bad:
-        raise ConfigurationError(f"--modes must be a comma list of {', '.join(MODES)}")
+        raise ConfigurationError(f"'modes' must be a comma list of {', '.join(MODES)}", options=("modes",))
     return list(dict.fromkeys(modes))
 
 
@@ -78,6 +78,9 @@ def make_record(
             truncated=answer.truncated,
             looped=any(call.looped for call in answer.calls),
             fell_back=answer.fell_back,
+            # The load-aware fan-out, and the tokens beyond a sequential answer (SoT's estimated).
+            fan_out=answer.fan_out,
+            extra_tokens=None if answer.extra_tokens is None else asdict(answer.extra_tokens),
         )
     return record
 
@@ -108,7 +111,7 @@ async def run_batch(
     starting at all ends the run.
     """
     if concurrency < 1:
-        raise ConfigurationError("--concurrency must be at least 1")
+        raise ConfigurationError("'concurrency' must be at least 1", options=("concurrency",))
     results, done = open_results(out, resume=resume, overwrite=overwrite)
     try:
         jobs = [(p, m) for p in prompts for m in modes if (p.id, m) not in done]

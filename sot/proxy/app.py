@@ -111,7 +111,7 @@ class Proxy:
             chat_plan = plan(payload)
         except SotError as exc:
             status, code, headers = status_of(exc)
-            return self.error(status, in_proxy_terms(str(exc)), code, headers)
+            return self.error(status, in_proxy_terms(exc), code, headers)
         return self.exchange(ChatAnswer(self.pool, self.metrics, chat_plan, self.client_key(request)))
 
     async def models(self, request: Request) -> Response:
@@ -188,7 +188,7 @@ def create_app(settings: ProxySettings) -> Starlette:
             except SotError as exc:
                 if proxy.on_startup_error is None:
                     raise
-                exc.args = (in_proxy_terms(str(exc)), *exc.args[1:])
+                exc.args = (in_proxy_terms(exc), *exc.args[1:])
                 proxy.on_startup_error(exc)
             yield
         finally:

@@ -30,14 +30,20 @@ def _header_text(text: str) -> str:
     return " ".join(text.encode("ascii", "replace").decode().split())[:200]
 
 
-def answer_headers(mode: str, reason: str, points: int, request_id: str) -> dict[str, str]:
+def answer_headers(
+    mode: str, reason: str, points: int, request_id: str, fan_out: events.FanOutChosen | None = None
+) -> dict[str, str]:
     """Per-request metrics that are known when the response starts."""
-    return {
+    headers = {
         "x-request-id": request_id,
         "x-sot-mode": mode,
         "x-sot-points": str(points),
         "x-sot-route-reason": _header_text(reason),
     }
+    if fan_out is not None:
+        headers["x-sot-fan-out"] = f"{fan_out.mode}; width={fan_out.width}"
+        headers["x-sot-fan-out-reason"] = _header_text(fan_out.reason)
+    return headers
 
 
 class ChatAnswer:
@@ -54,12 +60,17 @@ class ChatAnswer:
 
     def _record(self, answer: Answer) -> None:
         self.metrics.count("sot_proxy_answers_total", mode=answer.mode)
+        if answer.fan_out is not None:
+            self.metrics.count("sot_proxy_fan_out_total", mode=answer.fan_out["mode"])
+        if answer.extra_tokens is not None:
+            self.metrics.count("sot_proxy_extra_prompt_tokens_total", answer.extra_tokens.prompt_tokens)
+            self.metrics.count("sot_proxy_extra_completion_tokens_total", answer.extra_tokens.completion_tokens)
         for call in answer.calls:
             self.metrics.count("sot_proxy_upstream_calls_total", call.attempts or 1, purpose=call.purpose)
 
     async def _fail(self, sender: Sender, exc: SotError) -> None:
         status, code, headers = status_of(exc)
-        message = in_proxy_terms(str(exc))
+        message = in_proxy_terms(exc)
         self.metrics.count("sot_proxy_errors_total", type=error_type(status))
         log.info("request %s failed with %d: %s", self.request_id, status, message)
         if not sender.started:
@@ -77,7 +88,9 @@ class ChatAnswer:
                 else:
                     answer = await client.ask(messages=[*plan.history, _user(plan)], **plan.overrides)
                     self._record(answer)
-                    headers = answer_headers(answer.mode, answer.reason, len(answer.points), self.request_id)
+                    fan = answer.fan_out
+                    chosen = events.FanOutChosen(fan["mode"], fan["width"], fan["reason"]) if fan else None
+                    headers = answer_headers(answer.mode, answer.reason, len(answer.points), self.request_id, chosen)
                     headers["x-sot-total-ms"] = f"{answer.timings.total_s * 1000:.0f}"
                     self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
                     await sender.json(200, completion(answer, self.request_id, self.created), headers)
@@ -87,6 +100,7 @@ class ChatAnswer:
     async def _stream(self, sender: Sender, client: Client) -> None:
         plan = self.plan
         mode, reason, points = "", "", 0
+        fan_out: events.FanOutChosen | None = None
         model = plan.model
         answer_stream = client.stream(messages=[*plan.history, _user(plan)], **plan.overrides)
 
@@ -96,7 +110,7 @@ class ChatAnswer:
             if not sender.started and any("content" in delta for delta in deltas):
                 self.metrics.observe("sot_proxy_first_content_seconds", time.perf_counter() - self.started)
             if not sender.started:
-                await sender.start_events(answer_headers(mode, reason, points, self.request_id))
+                await sender.start_events(answer_headers(mode, reason, points, self.request_id, fan_out))
                 payloads.append(chunk(self.request_id, self.created, model, {"role": "assistant", "content": ""}))
             payloads += [chunk(self.request_id, self.created, model, delta) for delta in deltas]
             await sender.events(payloads)
@@ -109,6 +123,8 @@ class ChatAnswer:
             async for event in answer_events:
                 if isinstance(event, events.ModeChosen):
                     mode, reason = event.mode, event.reason
+                elif isinstance(event, events.FanOutChosen):
+                    fan_out = event
                 elif isinstance(event, events.SkeletonDone):
                     points = len(event.points)
                 elif isinstance(event, events.SkeletonPoint) and plan.outline:
@@ -132,7 +148,7 @@ class ChatAnswer:
         if self.plan.include_usage:
             usage = chunk(self.request_id, self.created, answer.model, {})
             usage["choices"] = []
-            usage["usage"] = usage_payload(answer.usage)
+            usage["usage"] = usage_payload(answer.usage, answer.extra_tokens)
             payloads.append(usage)
         payloads.append("[DONE]")
         await sender.events(payloads, last=True)

@@ -41,6 +41,15 @@ class Metrics:
         "sot_proxy_passthrough_total": ("counter", "Requests sent upstream untouched, by reason."),
         "sot_proxy_upstream_calls_total": ("counter", "Upstream model calls of SoT answers, by purpose."),
         "sot_proxy_errors_total": ("counter", "Failed requests, by OpenAI error type."),
+        "sot_proxy_fan_out_total": ("counter", "Load-aware fan-out decisions of SoT-routed answers, by mode."),
+        "sot_proxy_extra_prompt_tokens_total": (
+            "counter",
+            "Prompt tokens beyond sequential answers' (SoT's estimated: the question sent again per point).",
+        ),
+        "sot_proxy_extra_completion_tokens_total": (
+            "counter",
+            "Completion tokens beyond sequential answers' (SoT's outlines and retries; estimated).",
+        ),
         "sot_proxy_request_seconds": ("histogram", "Time from request to the end of the response."),
         "sot_proxy_first_content_seconds": ("histogram", "Time from request to the first answer text sent."),
         "sot_proxy_requests_active": ("gauge", "Requests being answered."),

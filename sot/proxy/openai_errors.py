@@ -6,7 +6,6 @@ Messages come from ``SotError``s, which never carry URLs, headers or keys (sot/e
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from ..errors import (
@@ -21,16 +20,21 @@ from ..errors import (
     ServerError,
     SotError,
 )
+from ..options import flag
 
-# The library's messages name sot ask's options; the proxy's own are spelt differently, and its
-# --api-key is the key clients present, not the one sent upstream.
-_PROXY_FLAGS = {"--base-url": "--upstream", "--api-key": "--upstream-api-key"}
-_FLAG = re.compile(r"(?<![\w-])(--base-url|--api-key)(?![\w-])")
+# The library names the client's settings; the proxy's operator set them as `sot proxy` flags, where
+# the upstream is --upstream and --api-key is the key clients present, not the one sent upstream.
+_RENAMED = {"base_url": "--upstream", "api_key": "--upstream-api-key"}
 
 
-def in_proxy_terms(message: str) -> str:
-    """`message` with sot ask's option names replaced by the proxy's."""
-    return _FLAG.sub(lambda match: _PROXY_FLAGS[match.group(1)], message)
+def proxy_flag(name: str) -> str:
+    """A library option's name as `sot proxy` spells it."""
+    return _RENAMED.get(name) or flag(name)
+
+
+def in_proxy_terms(exc: SotError) -> str:
+    """`exc`'s message in the proxy's flags."""
+    return exc.message_in(proxy_flag)
 
 
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error"}

@@ -26,11 +26,13 @@ from .settings import ProxySettings
 def listen_sockets(host: str, port: int) -> list[socket.socket]:
     """Sockets bound and listening on every address of `host` at `port` (0: a free port), or a one-line error."""
     if not 0 <= port <= 65535:
-        raise ConfigurationError(f"--port must be between 0 and 65535 (0: a free one), not {port}")
+        raise ConfigurationError(f"'port' must be between 0 and 65535 (0: a free one), not {port}", options=("port",))
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror:
-        raise ConfigurationError(f"cannot listen on {host!r}: no such address on this machine; check --host") from None
+        raise ConfigurationError(
+            f"cannot listen on {host!r}: no such address on this machine; check 'host'", options=("host",)
+        ) from None
     # getaddrinfo may list an address more than once; one socket each.
     unique = {(info[0], info[4]): info for info in infos}.values()
     sockets: list[socket.socket] = []
@@ -57,12 +59,20 @@ def listen_sockets(host: str, port: int) -> list[socket.socket]:
 
 def _bind_error(exc: OSError, host: str, port: int) -> ConfigurationError:
     if exc.errno == errno.EADDRINUSE:
-        return ConfigurationError(f"port {port} is already in use on {host}: choose another --port (0: a free one)")
+        return ConfigurationError(
+            f"port {port} is already in use on {host}: choose another 'port' (0: a free one)", options=("port",)
+        )
     if exc.errno == errno.EACCES:
-        return ConfigurationError(f"port {port} needs privileges to listen on: choose a --port of 1024 or above")
+        return ConfigurationError(
+            f"port {port} needs privileges to listen on: choose a 'port' of 1024 or above", options=("port",)
+        )
     if exc.errno == errno.EADDRNOTAVAIL:
-        return ConfigurationError(f"cannot listen on {host!r}: no such address on this machine; check --host")
-    return ConfigurationError(f"cannot listen on {host} port {port} ({exc.strerror}): check --host and --port")
+        return ConfigurationError(
+            f"cannot listen on {host!r}: no such address on this machine; check 'host'", options=("host",)
+        )
+    return ConfigurationError(
+        f"cannot listen on {host} port {port} ({exc.strerror}): check 'host' and 'port'", options=("host", "port")
+    )
 
 
 def is_loopback(sockets: list[socket.socket]) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import constants
 from ..backends.openai_compat import Dialect
+from ..options import Options, check_number
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,14 @@ class ProxySettings:
     max_upstream_calls: int = constants.PROXY_MAX_UPSTREAM_CALLS
     max_body_bytes: int = constants.PROXY_MAX_BODY_BYTES
     options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Checked when made, not on the first request: a bad limit or option fails at start-up.
+        for name in ("max_concurrent", "max_upstream_calls", "max_body_bytes"):
+            check_number(name, getattr(self, name), low=1)
+        check_number("max_queued", self.max_queued, low=0)
+        check_number("queue_timeout_s", self.queue_timeout_s, low=0, low_open=True)
+        Options().updated(**self.options)
 
     @property
     def local(self) -> bool:

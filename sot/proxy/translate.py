@@ -9,7 +9,7 @@ from typing import Any
 from .. import constants
 from .._conversation import CONTEXT_ROLES, message_text, split_conversation
 from ..errors import ConfigurationError
-from ..result import Answer, Usage
+from ..result import Answer, ExtraTokens, Usage
 from ..templates import Message
 
 # What a client may set per request in the body's "sot" object (server-side limits stay the server's).
@@ -141,7 +141,9 @@ def plan(body: dict[str, Any]) -> ChatPlan:
     )
 
 
-def usage_payload(usage: Usage) -> dict[str, Any]:
+def usage_payload(usage: Usage, extra: ExtraTokens | None = None) -> dict[str, Any]:
+    """OpenAI's usage object; with ``sot_extra_*`` fields for what the answer cost beyond a sequential one
+    (clients that do not know them ignore them, as they do other providers' additions)."""
     payload: dict[str, Any] = {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
@@ -149,6 +151,9 @@ def usage_payload(usage: Usage) -> dict[str, Any]:
     }
     if usage.cached_tokens:
         payload["prompt_tokens_details"] = {"cached_tokens": usage.cached_tokens}
+    if extra is not None:
+        payload["sot_extra_prompt_tokens"] = extra.prompt_tokens
+        payload["sot_extra_completion_tokens"] = extra.completion_tokens
     return payload
 
 
@@ -172,6 +177,8 @@ def sot_summary(answer: Answer) -> dict[str, Any]:
         "profile": answer.profile,
         "calls": len(answer.calls),
         "timings": {k: v for k, v in vars(timings).items() if v is not None},
+        "fan_out": answer.fan_out,
+        "extra_tokens": None if answer.extra_tokens is None else vars(answer.extra_tokens),
     }
 
 
@@ -190,7 +197,7 @@ def completion(answer: Answer, request_id: str, created: int) -> dict[str, Any]:
                 "finish_reason": finish_reason(answer),
             }
         ],
-        "usage": usage_payload(answer.usage),
+        "usage": usage_payload(answer.usage, answer.extra_tokens),
         "sot": sot_summary(answer),
     }
 

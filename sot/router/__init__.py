@@ -1,7 +1,8 @@
 """Routing: which questions SoT answers and which go to sequential decoding.
 
-Three routers behind one async `route(question) -> Route`: the learned one (the default, offline,
-loaded lazily), the rules (regular-expression cues, no load at all) and the LLM one (asks the backend).
+Three routers behind one async `route(question) -> Route`: the learned one (offline, loaded lazily; its
+packages are the router extra), the rules (regular-expression cues, no load at all) and the LLM one
+(asks the backend). The default, "auto", is the learned one where it is installed, else the rules.
 The routers' modules are imported on first use: compiling the cue table and the feature extractors
 costs start-up time that a `--mode sequential` answer never needs.
 """
@@ -9,6 +10,7 @@ costs start-up time that a `--mode sequential` answer never needs.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import ConfigurationError
@@ -58,15 +60,30 @@ if TYPE_CHECKING:
     Router: TypeAlias = LearnedRouter | RulesRouter | LLMRouter
 
 
+def learned_installed() -> bool:
+    """Whether the learned router's packages (the router extra) are installed."""
+    return all(importlib.util.find_spec(name) is not None for name in ("numpy", "tokenizers", "wordllama"))
+
+
+def chosen_router(name: str) -> str:
+    """The router a name stands for: "auto" is the learned one where installed, else the rules."""
+    if name != "auto":
+        return name
+    return "learned" if learned_installed() else "rules"
+
+
 def make_router(options: Options, backend: Backend | None, prompts: Prompts) -> Router:
     """The router `options.router` names; only the LLM router needs a backend."""
     if options.router == "llm":
         if backend is None:
-            raise ConfigurationError("the LLM router needs a backend: give --base-url, or use --router learned")
+            raise ConfigurationError(
+                "the LLM router needs a backend: give 'base_url', or set 'router' to learned",
+                options=("base_url", "router"),
+            )
         from .llm import LLMRouter
 
         return LLMRouter(backend, prompts)
-    if options.router == "rules":
+    if chosen_router(options.router) == "rules":
         return RulesRouter()
     from .learned import LearnedRouter
 
@@ -78,6 +95,8 @@ __all__ = [
     "LearnedRouter",
     "Route",
     "RulesRouter",
+    "chosen_router",
+    "learned_installed",
     "make_router",
     "route",
     "route_learned",

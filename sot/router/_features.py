@@ -70,7 +70,8 @@ def _wordllama_dir() -> Path:
     spec = importlib.util.find_spec("wordllama")
     if spec is None or spec.origin is None:
         raise ConfigurationError(
-            "the learned router needs the wordllama package: pip install wordllama, or use --router rules"
+            "the learned router needs the wordllama package: pip install wordllama, or set 'router' to rules",
+            options=("router",),
         )
     return Path(spec.origin).parent
 
@@ -93,7 +94,9 @@ def load_embeddings() -> Embeddings:
         raw = np.memmap(weights_file, dtype=np.uint8, mode="r", offset=8 + header_len + start, shape=(end - start,))
     except (OSError, ValueError, KeyError, Exception) as exc:
         raise ConfigurationError(
-            f"cannot read wordllama's packaged files ({type(exc).__name__}): reinstall wordllama, or use --router rules"
+            f"cannot read wordllama's packaged files ({type(exc).__name__}): reinstall wordllama, "
+            "or set 'router' to rules",
+            options=("router",),
         ) from None
     vectors = np.frombuffer(raw, dtype=np.float16).reshape(tensor["shape"])
     return Embeddings(tokenizer, vectors)

@@ -54,7 +54,8 @@ def _read_model() -> Model:
         spec = json.loads(raw)
     except (OSError, ValueError) as exc:
         raise ConfigurationError(
-            f"cannot read the router model ({type(exc).__name__}): reinstall sot-llm, or use --router rules"
+            f"cannot read the router model ({type(exc).__name__}): reinstall sot-llm, or set 'router' to rules",
+            options=("router",),
         ) from None
     embeddings = _features.load_embeddings()
     weights = np.asarray(spec["weights"], dtype=np.float32)

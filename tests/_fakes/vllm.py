@@ -2,6 +2,7 @@
 
 FAKE_VLLM_MODE: ok (serve until SIGTERM), oom, nogpu, notfound (fail the way vLLM does).
 FAKE_VLLM_LOG: a file to which it appends its argv and every request body, one JSON per line.
+Run as ``python -m _fakes.vllm`` with tests/ on PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import signal
 import sys
 import threading
 
-from sot.fake_server import FakeServer, Reply, SeenRequest, sot_script
+from .replies import Reply, SeenRequest, sot_script
+from .server import FakeServer
 
 FAILURES = {
     "oom": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",

@@ -1,23 +1,21 @@
-"""A stand-in for llama-server in tests: takes llama-server's flags, serves sot's fake OpenAI-compatible API.
+"""A stand-in for llama-server in tests: takes llama-server's flags, serves the fake OpenAI-compatible API.
 
 Real HTTP on 127.0.0.1 at --port, as the local backend starts llama-server, so the tests of sharing the
 local server run whole commands in seconds without a model. Each start appends its pid to
 $FAKE_LLAMA_STARTS; each answer names the pid that wrote it, so a test can tell which server answered.
 $FAKE_LLAMA_TOKEN_DELAY slows the words down (an answer still streaming when a test acts); with
 $FAKE_LLAMA_ANONYMOUS set every server writes the same answer, as one model on two servers would.
+Run as ``python -m _fakes.llama_server`` with tests/ on PYTHONPATH.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import threading
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's sot, not an installed one
-
-from sot.fake_server import FakeServer, sot_script
+from .replies import sot_script
+from .server import FakeServer
 
 
 def answer_of(pid: int | None) -> str:

@@ -3,39 +3,18 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from . import constants
-from .cli import (
-    AllowPartial,
-    Brief,
-    Debug,
-    DialectOption,
-    GgufOption,
-    LlamaServerOption,
-    MaxParallel,
-    MaxPoints,
-    MaxRetries,
-    MaxTokens,
-    Model,
-    ModeOption,
-    Pipeline,
-    PointMaxTokens,
-    ProfileOption,
-    PromptsDir,
-    ReasoningOption,
-    RouterOption,
-    Seed,
-    StallTimeout,
-    Temperature,
-    Timeout,
-    _dialect,
-    app,
-    fail,
-)
-from .errors import SotError
+from .. import constants
+from ..backends.openai_compat import dialect_named
+from ..errors import ConfigurationError, SotError
+from ._common import Debug, fail, interrupted, spelt
+from ._options import Dialect, Gguf, LlamaServer, Model, with_answer_options
+
+if TYPE_CHECKING:
+    from ..proxy import ProxySettings
 
 Upstream = Annotated[
     list[str] | None,
@@ -64,9 +43,12 @@ UpstreamKey = Annotated[
         show_envvar=False,
     ),
 ]
+# ProxySettings' fields as this command's flags; the library's base_url and api_key are the upstream's here.
+_SPELLING = spelt({"base_url": "--upstream", "api_key": "--upstream-api-key", "queue_timeout_s": "--queue-timeout"})
+_EXTRA = "sot proxy needs the proxy extra (Starlette and uvicorn): pip install 'sot-llm[proxy]'"
 
 
-@app.command()
+@with_answer_options
 def proxy(
     upstream: Upstream = None,
     model: Model = None,
@@ -74,26 +56,9 @@ def proxy(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = constants.PROXY_HOST,
     port: Annotated[int, typer.Option(help="Port to listen on (0: a free one).")] = constants.PROXY_PORT,
     api_key: ClientKey = None,
-    mode: ModeOption = "auto",
-    max_points: MaxPoints = None,
-    max_parallel: MaxParallel = constants.DEFAULT_MAX_PARALLEL,
-    max_tokens: MaxTokens = constants.DEFAULT_MAX_TOKENS,
-    point_max_tokens: PointMaxTokens = None,
-    temperature: Temperature = None,
-    seed: Seed = None,
-    timeout: Timeout = constants.DEFAULT_TIMEOUT_S,
-    stall_timeout: StallTimeout = constants.DEFAULT_STALL_TIMEOUT_S,
-    max_retries: MaxRetries = constants.DEFAULT_MAX_RETRIES,
-    allow_partial: AllowPartial = False,
-    pipeline: Pipeline = True,
-    router: RouterOption = constants.DEFAULT_ROUTER,
-    profile: ProfileOption = None,
-    brief: Brief = False,
-    prompts: PromptsDir = None,
-    reasoning: ReasoningOption = constants.DEFAULT_REASONING,
-    dialect: DialectOption = "openai",
-    gguf: GgufOption = None,
-    llama_server: LlamaServerOption = None,
+    dialect: Dialect = "openai",
+    gguf: Gguf = None,
+    llama_server: LlamaServer = None,
     max_concurrent: Annotated[
         int, typer.Option(help="Chat requests answered at once.")
     ] = constants.PROXY_MAX_CONCURRENT,
@@ -109,47 +74,20 @@ def proxy(
     max_body_bytes: Annotated[
         int, typer.Option(help="Largest request body accepted.")
     ] = constants.PROXY_MAX_BODY_BYTES,
+    *,
+    options: dict[str, Any],
     debug: Debug = False,
 ) -> None:
     """Serve an OpenAI-compatible API (chat completions through SoT, the rest passed through) until Ctrl-C."""
-    from .options import Options, check_number
-    from .proxy import ProxySettings, serve
-    from .proxy.server import is_loopback, listen_sockets, url_of
-
     try:
-        for flag, value in (
-            ("--max-concurrent", max_concurrent),
-            ("--max-upstream-calls", max_upstream_calls),
-            ("--max-body-bytes", max_body_bytes),
-        ):
-            check_number(flag, value, low=1)
-        check_number("--max-queued", max_queued, low=0)
-        check_number("--queue-timeout", queue_timeout, low=0, low_open=True)
-        options = {
-            "mode": mode,
-            "max_points": max_points,
-            "max_parallel": max_parallel,
-            "max_tokens": max_tokens,
-            "point_max_tokens": point_max_tokens,
-            "temperature": temperature,
-            "seed": seed,
-            "timeout": timeout,
-            "stall_timeout": stall_timeout,
-            "max_retries": max_retries,
-            "allow_partial": allow_partial,
-            "pipeline": pipeline,
-            "router": router,
-            "profile": profile,
-            "brief": brief,
-            "prompts_dir": prompts,
-            "reasoning": reasoning,
-        }
-        Options().updated(**options)  # validated now, not on the first request
+        _require_extra()
+        from ..proxy import ProxySettings
+
         settings = ProxySettings(
             upstream=tuple(upstream or ()),
             model=model,
             upstream_api_key=upstream_api_key or None,
-            dialect=_dialect(dialect),
+            dialect=dialect_named(dialect),
             gguf=gguf,
             llama_server=llama_server,
             api_key=api_key or None,
@@ -160,23 +98,37 @@ def proxy(
             max_body_bytes=max_body_bytes,
             options=options,
         )
-        # The port first, before the local backend's seconds (or minutes) of starting: in use, it fails now.
-        sockets = listen_sockets(host, port)
-        url = url_of(host, sockets)
-        warning = _open_proxy_warning(api_key, is_loopback(sockets), url)
-        if warning:
-            typer.echo(f"sot: warning: {warning}", err=True)
-        where = ", ".join(map(_shown, settings.upstream)) if settings.upstream else "the embedded local backend"
-
-        def ready() -> None:
-            typer.echo(f"sot proxy: {url} -> {where} (Ctrl-C stops it)", err=True)
-
-        serve(settings, sockets=sockets, on_ready=ready, log_level="info" if debug else "warning")
+        _serve(settings, host, port, api_key, debug)
     except KeyboardInterrupt:
-        typer.echo("sot: proxy stopped", err=True)
-        raise typer.Exit(130) from None
+        raise interrupted("sot: proxy stopped") from None
     except SotError as exc:
-        fail(exc, debug)
+        fail(exc, debug, spell=_SPELLING)
+
+
+def _require_extra() -> None:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise ConfigurationError(_EXTRA) from None
+
+
+def _serve(settings: ProxySettings, host: str, port: int, api_key: str | None, debug: bool) -> None:
+    from ..proxy import serve
+    from ..proxy.server import is_loopback, listen_sockets, url_of
+
+    # The port first, before the local backend's seconds (or minutes) of starting: in use, it fails now.
+    sockets = listen_sockets(host, port)
+    url = url_of(host, sockets)
+    warning = _open_proxy_warning(api_key, is_loopback(sockets), url)
+    if warning:
+        typer.echo(f"sot: warning: {warning}", err=True)
+    where = ", ".join(map(_shown, settings.upstream)) if settings.upstream else "the embedded local backend"
+
+    def ready() -> None:
+        typer.echo(f"sot proxy: {url} -> {where} (Ctrl-C stops it)", err=True)
+
+    serve(settings, sockets=sockets, on_ready=ready, log_level="info" if debug else "warning")
 
 
 def _shown(url: str) -> str:

@@ -1,0 +1,99 @@
+"""``sot ask``: one answer, shown as it forms (or as JSON)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import anyio
+import typer
+
+from .._sanitize import sanitize
+from ..client import Client
+from ..errors import SotError
+from ..events import AnswerDone
+from ..result import Answer
+from ._common import Debug, fail, interrupted, read_question, warn_ignored_model
+from ._options import ApiKey, BaseUrl, Dialect, Gguf, LlamaServer, Model, with_answer_options
+
+
+@with_answer_options
+def ask(
+    question: Annotated[str, typer.Argument(help="The question; '-' reads it from stdin.")],
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key: ApiKey = None,
+    dialect: Dialect = "openai",
+    gguf: Gguf = None,
+    llama_server: LlamaServer = None,
+    stream: Annotated[bool, typer.Option("--stream", help="Print the answer as it forms, even when piped.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole Answer as one JSON object.")] = False,
+    *,
+    options: dict[str, Any],
+    debug: Debug = False,
+) -> None:
+    """Answer QUESTION with Skeleton-of-Thought (or sequentially, where the router says so)."""
+    try:
+        text = read_question(question)
+        client = Client(
+            base_url,
+            model,
+            api_key,
+            dialect=dialect,
+            gguf=gguf,
+            llama_server=llama_server,
+            **options,
+        )
+        warn_ignored_model(client, model)
+        answer = anyio.run(_ask, client, text, as_json, stream)
+    except KeyboardInterrupt:
+        raise interrupted() from None
+    except SotError as exc:
+        fail(exc, debug, as_json)
+        return
+    if as_json:
+        typer.echo(json.dumps(answer, ensure_ascii=False))
+
+
+async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> dict[str, Any] | None:
+    async with client:
+        if as_json:
+            answer = await client.ask(question)
+            say_how_it_ended(answer)
+            return answer.to_dict()
+        done = await _show(client, question, live=sys.stdout.isatty() and not stream)
+        if done is not None:
+            say_how_it_ended(done)
+        return None
+
+
+async def _show(client: Client, question: str, *, live: bool) -> Answer | None:
+    """The answer drawn as it forms (a live view on a terminal, plain text in order elsewhere)."""
+    from ..render import LiveRenderer, PlainRenderer  # rich: only once there is something to show
+
+    renderer: LiveRenderer | PlainRenderer
+    if live:
+        renderer = LiveRenderer(status="starting the local model server…" if client.uses_local_backend else "thinking…")
+    else:
+        renderer = PlainRenderer()
+    done: Answer | None = None
+    with renderer:
+        async with client.stream(question) as answer_events:
+            async for event in answer_events:
+                renderer(event)
+                if isinstance(event, AnswerDone):
+                    done = event.answer
+    return done
+
+
+def say_how_it_ended(answer: Answer) -> None:
+    """One stderr line where the answer is not what was asked for: cut at a token limit, or not SoT."""
+    if answer.fell_back:
+        typer.echo(f"sot: answered sequentially: {sanitize(answer.reason)}", err=True)
+    looped = any(call.looped for call in answer.calls)
+    if answer.truncated and looped:
+        typer.echo("sot: the model looped; the answer ends at its last whole sentence before the loop", err=True)
+    elif answer.truncated:
+        flag = "--max-tokens" if answer.mode == "sequential" else "--point-max-tokens"
+        typer.echo(f"sot: the answer was cut at its token limit (raise {flag} for more)", err=True)

@@ -1,0 +1,102 @@
+"""``sot batch``: a whole prompt set answered in several modes, every record on disk when done."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import anyio
+import typer
+
+from .. import constants
+from ..client import Client
+from ..errors import SotError
+from ._common import Debug, fail, interrupted, warn_ignored_model
+from ._options import ApiKey, BaseUrl, Dialect, Gguf, LlamaServer, Model, with_answer_options
+
+if TYPE_CHECKING:
+    from ..batch.inputs import Prompt
+
+
+@dataclass(frozen=True)
+class _Settings:
+    concurrency: int
+    resume: bool
+    overwrite: bool
+    progress: bool
+
+
+@with_answer_options
+def batch(
+    input_file: Annotated[
+        Path, typer.Argument(metavar="INPUT", help="question.jsonl, JSONL with question|prompt, or .txt")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Results JSONL (one record per id and mode).")],
+    modes: Annotated[str, typer.Option(help="Comma list of sot, sequential, auto.")] = "sot,sequential",
+    concurrency: Annotated[
+        int, typer.Option(help="Most requests in flight to the backend, prompts and points together.")
+    ] = 4,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Skip what is done; re-run missing or failed records.")
+    ] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Start the results file anew.")] = False,
+    turn: Annotated[int, typer.Option(help="Which turn of FastChat 'turns' to ask (1-based).")] = 1,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    base_url: BaseUrl = None,
+    model: Model = None,
+    api_key: ApiKey = None,
+    dialect: Dialect = "openai",
+    gguf: Gguf = None,
+    llama_server: LlamaServer = None,
+    *,
+    options: dict[str, Any],
+    debug: Debug = False,
+) -> None:
+    """Answer a prompt set in several modes; every record is on disk the moment it is done."""
+    from ..batch.inputs import read_prompts
+    from ..batch.runner import parse_modes
+
+    try:
+        prompts = read_prompts(input_file, turn=turn - 1)
+        chosen = parse_modes(modes)
+        client = Client(
+            base_url,
+            model,
+            api_key,
+            dialect=dialect,
+            gguf=gguf,
+            llama_server=llama_server,
+            request_limit=concurrency,
+            **options,
+        )
+        warn_ignored_model(client, model)
+
+        anyio.run(_run, client, prompts, chosen, out, _Settings(concurrency, resume, overwrite, progress))
+    except KeyboardInterrupt:
+        raise interrupted(f"sot: interrupted; finished records are in {out} (use --resume)") from None
+    except SotError as exc:
+        fail(exc, debug)
+
+
+async def _run(client: Client, prompts: list[Prompt], modes: list[str], out: Path, settings: _Settings) -> None:
+    from ..batch.runner import run_batch
+
+    async with client:
+        summary = await run_batch(
+            client,
+            prompts,
+            modes,
+            out,
+            concurrency=settings.concurrency,
+            resume=settings.resume,
+            overwrite=settings.overwrite,
+            progress=settings.progress,
+        )
+    typer.echo(
+        f"sot: {summary.done} answered ({summary.failed} failed), {summary.skipped} already done; "
+        f"results in {out}" + (" (--resume re-runs the failed ones)" if summary.failed else ""),
+        err=True,
+    )
+    if summary.failed:
+        raise typer.Exit(constants.EXIT_SOME_FAILED)
