@@ -3,10 +3,7 @@
 from logging import NullHandler as _NullHandler
 from logging import getLogger as _getLogger
 
-from . import (
-    _source_tree,  # noqa: F401  (first: lets sot.backends resolve in a source checkout)
-    events,
-)
+from . import events
 from ._shape import SkeletonShape
 from .client import Client, ask, stream
 from .errors import (

@@ -12,6 +12,13 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(autouse=True)
+def _outside_the_checkout(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test, and every command it starts, runs outside the checkout: `python -c` there would import
+    the source folder, where sot.backends is not (setuptools installs backends/ inside the package)."""
+    monkeypatch.chdir(tmp_path_factory.getbasetemp())
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from _fakes import FakeServer, Handler, Reply, SeenRequest, sot_script
+from tests_support import SOT
 
 POINTS = ["Alpha point", "Beta point", "Gamma point"]
 QUESTION = "What should I know?"
@@ -67,7 +67,7 @@ SCENARIOS: dict[str, tuple[Callable[[], Handler], list[str]]] = {
 
 
 def sot_command(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "sot", *args]
+    command = [SOT, *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=cwd, check=False)
 
 

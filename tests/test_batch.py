@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _fakes import Reply, SeenRequest, sot_script
+from tests_support import SOT
 
 from sot import constants
 from sot.batch.inputs import read_prompts
@@ -32,7 +33,7 @@ def write_prompts(path: Path, n: int) -> Path:
 
 
 def batch_cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "sot", "batch", *args, "--no-progress"]
+    return [SOT, "batch", *args, "--no-progress"]
 
 
 def test_inputs_in_three_formats(tmp_path: Path) -> None:
@@ -124,7 +125,7 @@ def test_report_figures_match_a_recomputation(fake, tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     args = [str(prompts), "--out", str(out), "--modes", "sot,sequential", "--base-url", server.url, "--model", "m"]
     assert subprocess.run(batch_cli(*args), capture_output=True).returncode == 0
-    shown = subprocess.run([sys.executable, "-m", "sot", "report", str(out), "--json"], capture_output=True, text=True)
+    shown = subprocess.run([SOT, "report", str(out), "--json"], capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     figures = json.loads(shown.stdout)
     records = read_records(out)

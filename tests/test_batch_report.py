@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests_support import SOT
 
 import sot
 from sot.batch.report import md_text
@@ -30,7 +31,7 @@ def record(i: int, mode: str, category: object, total: float = 2.0, **extra) -> 
 
 def report(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "250"}  # wide enough that no cell wraps
-    command = [sys.executable, "-m", "sot", "report", *args]
+    command = [SOT, "report", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
 
 

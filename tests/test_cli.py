@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from _fakes import Reply, SeenRequest, sot_script
+from tests_support import SOT
 
 import sot
 
@@ -22,7 +23,7 @@ def run_cli(
     *args: str, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "sot", *args],
+        [SOT, *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -119,7 +120,10 @@ def test_debug_logs_what_sot_does_and_is_quiet_without_it(fake) -> None:
     assert quiet.returncode == loud.returncode == 0
     assert quiet.stdout == loud.stdout == "A sequential answer.\n"
     # Without --debug, one line says the answer is not what was asked for, and nothing more.
-    assert quiet.stderr == "sot: answered sequentially: the skeleton had 1 usable point(s); answered sequentially instead\n"
+    assert (
+        quiet.stderr
+        == "sot: answered sequentially: the skeleton had 1 usable point(s); answered sequentially instead\n"
+    )
     assert "falling back to sequential decoding" in loud.stderr
 
 
@@ -130,7 +134,7 @@ def test_json_failures_are_one_json_object_and_bad_stdin_is_named(fake) -> None:
     error = json.loads(result.stdout)["error"]
     assert error["type"] == "BadRequestError" and error["exit_code"] == result.returncode
     latin1 = subprocess.run(
-        [sys.executable, "-m", "sot", "ask", "--base-url", server.url, "--model", "m", "-"],
+        [SOT, "ask", "--base-url", server.url, "--model", "m", "-"],
         input="caf\xe9?".encode("latin-1"),
         capture_output=True,
         check=False,
@@ -229,7 +233,7 @@ def test_help_shows_no_python_types() -> None:
     shown_for: dict[str, str] = {}
     for command in ("ask", "batch", "judge", "report", "route", "serve"):
         shown = subprocess.run(
-            [sys.executable, "-m", "sot", command, "--help"],
+            [SOT, command, "--help"],
             capture_output=True,
             text=True,
             env={**os.environ, "COLUMNS": "200"},

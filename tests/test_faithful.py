@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 
 import anyio
 import openai
 from _fakes import FakeServer, Handler, Reply, SeenRequest
+from tests_support import SOT
 
 import sot
 from sot.proxy import BackgroundProxy, ProxySettings
@@ -28,11 +28,17 @@ OUTLINE = """Here's an outline for your answer:
 
 I hope this helps!
 """
-TITLES = ["Brown v. Board of Education (1954)", "What GDPR is", "Then fund the account", "So why isn't it working?", "Move more"]
+TITLES = [
+    "Brown v. Board of Education (1954)",
+    "What GDPR is",
+    "Then fund the account",
+    "So why isn't it working?",
+    "Move more",
+]
 EXPANSIONS = {
     1: 'The case overturned "separate but equal."\n\nIt set a precedent (see *Plessy v. Ferguson*, 1896) [1].',
     2: "GDPR is the EU's data law. Key rights:\n\n- access\n- erasure\n- portability",
-    3: "Load the data first:\n\n```python\nimport pandas as pd\n\ndf = pd.read_csv(\"data.csv\")\nprint(df.head())\n```",
+    3: 'Load the data first:\n\n```python\nimport pandas as pd\n\ndf = pd.read_csv("data.csv")\nprint(df.head())\n```',
     4: "> Check the logs first.\n\n1. Restart it.\n2. Clear the cache, e.g. `rm -rf ~/.cache`.",
     5: "Walk 30 min/day, i.e. about 8,000 steps.",
 }
@@ -79,7 +85,7 @@ def test_the_python_api_keeps_every_title_and_expansion(fake: Callable[[Handler]
 
 def test_the_cli_piped_and_json_show_the_same_text(fake: Callable[[Handler], FakeServer]) -> None:
     server = fake(handler)
-    base = [sys.executable, "-m", "sot", "ask", "--mode", "sot", "--base-url", server.url, "--model", "m", QUESTION]
+    base = [SOT, "ask", "--mode", "sot", "--base-url", server.url, "--model", "m", QUESTION]
     plain = subprocess.run(base, capture_output=True, text=True, timeout=60)
     as_json = subprocess.run([*base, "--json"], capture_output=True, text=True, timeout=60)
     assert plain.returncode == 0 and as_json.returncode == 0, plain.stderr + as_json.stderr

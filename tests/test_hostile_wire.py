@@ -8,12 +8,12 @@ import os
 import resource
 import socket
 import subprocess
-import sys
 import zlib
 from collections.abc import Callable
 
 import pytest
 from _fakes import FakeServer, Reply, SeenRequest, sot_script
+from tests_support import SOT
 
 import sot
 from sot._sanitize import sanitize
@@ -56,7 +56,7 @@ async def ask(server: FakeServer, **options) -> sot.Answer:
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "sot", "ask", *args],
+        [SOT, "ask", *args],
         capture_output=True,
         text=True,
         timeout=120,

@@ -10,13 +10,13 @@ import pty
 import re
 import socket
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from _fakes import Reply, SeenRequest
+from tests_support import SOT
 
 import sot
 from sot import constants
@@ -43,7 +43,7 @@ def results_file(path: Path, n: int, sot_text=lambda i: f"SoT answer {i}", categ
 
 
 def judge_cli(results: Path, url: str | None, *extra: str, model: str | None = "j") -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "sot", "judge", str(results)]
+    command = [SOT, "judge", str(results)]
     command += ["--judge-base-url", url] if url is not None else []
     command += ["--judge-model", model] if model is not None else []
     env = {k: v for k, v in os.environ.items() if k != "SOT_JUDGE_API_KEY"} | {"COLUMNS": "250"}
@@ -154,7 +154,9 @@ def test_unparsed_verdicts_are_counted_apart_not_as_ties(fake, tmp_path: Path) -
     records = {r["id"]: r for r in read_records(results.with_suffix(".judge.jsonl"))}
     assert {i: r["winner"] for i, r in records.items()} == {"q0": "unparsed", "q1": "sot", "q2": "sot"}
     # What the judge wrote is kept, so an unreadable verdict can be read by a person.
-    assert records["q0"]["sot_first_reply"] == records["q0"]["sequential_first_reply"] == "I cannot decide between them."
+    assert (
+        records["q0"]["sot_first_reply"] == records["q0"]["sequential_first_reply"] == "I cannot decide between them."
+    )
     assert records["q1"]["sot_first_reply"] == "SoT is better.\n[[A]]"
     assert records["q1"]["sequential_first_reply"] == "SoT is better.\n[[B]]"
     assert "1 without a readable verdict" in done.stderr
@@ -209,7 +211,9 @@ def test_an_address_that_is_no_url_fails_at_once_naming_the_flag(tmp_path: Path,
     results = results_file(tmp_path / "r.jsonl", 3)
     done = judge_cli(results, address)
     assert done.returncode == sot.ConfigurationError.exit_code
-    assert one_line(done.stderr).startswith("sot: error: --judge-base-url must be the judge's OpenAI-compatible address")
+    assert one_line(done.stderr).startswith(
+        "sot: error: --judge-base-url must be the judge's OpenAI-compatible address"
+    )
     assert not results.with_suffix(".judge.jsonl").exists() and done.stdout == ""
 
 
@@ -290,7 +294,7 @@ def test_progress_piped_is_one_line_per_pair_on_stderr(fake, tmp_path: Path) -> 
 def test_progress_on_a_terminal_is_a_bar(fake, tmp_path: Path) -> None:
     server = fake(lambda request: Reply("Fine.\n[[C]]"))
     results = results_file(tmp_path / "r.jsonl", 3)
-    command = [sys.executable, "-m", "sot", "judge", str(results), "--judge-base-url", server.url, "--judge-model", "j"]
+    command = [SOT, "judge", str(results), "--judge-base-url", server.url, "--judge-model", "j"]
     leader, follower = pty.openpty()
     env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=follower, env=env)

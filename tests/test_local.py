@@ -69,3 +69,14 @@ async def test_sequential_answer_from_the_real_model(local: LocalBackend) -> Non
         answer = await client.ask("What is the capital of France?")
     assert answer.mode == "sequential" and answer.text.strip()
     assert [c.purpose for c in answer.calls] == ["sequential"]
+
+
+async def test_the_bundled_server_publishes_its_load(local: LocalBackend) -> None:
+    """llama.cpp's /slots, as the embedded server serves it: one entry per slot, none busy when idle."""
+    reading = await local.backend.load()
+    assert reading is not None
+    assert (reading.source, reading.capacity, reading.running, reading.waiting) == ("llama.cpp-slots", 4, 0, 0)
+    async with sot.Client(backend=local.backend, mode="sot", temperature=0, seed=1, max_parallel=4) as client:
+        answer = await client.ask("What are the most effective ways to deal with stress?")
+    assert answer.fan_out is not None and answer.fan_out["mode"] == "sot"
+    assert answer.fan_out["load"]["capacity"] == 4

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from tests_support import SOT
 
 from sot.backends import local
 from sot.backends.llama_server import ServerSettings, find_server, lacks_avx2
@@ -81,9 +82,7 @@ def test_an_unloadable_prebuilt_server_is_one_line(tmp_path: Path, failure: str,
     gguf = tmp_path / "model.gguf"
     gguf.write_bytes(b"GGUF")
     env = _env(tmp_path, PYTHONPATH=str(fake.parent), SOT_GGUF=str(gguf))
-    result = subprocess.run(
-        [sys.executable, "-m", "sot", "ask", "What is tea?"], capture_output=True, text=True, env=env, timeout=120
-    )
+    result = subprocess.run([SOT, "ask", "What is tea?"], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == EXIT_LOCAL_SERVER
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
@@ -96,7 +95,7 @@ def test_a_bad_model_file_is_one_line(tmp_path: Path) -> None:
     gguf = tmp_path / "broken.gguf"
     gguf.write_bytes(b"not a gguf file")
     result = subprocess.run(
-        [sys.executable, "-m", "sot", "ask", "--gguf", str(gguf), "What is tea?"],
+        [SOT, "ask", "--gguf", str(gguf), "What is tea?"],
         capture_output=True,
         text=True,
         env=_env(tmp_path),
@@ -171,7 +170,7 @@ def test_llama_cpp_dry_run_downloads_and_writes_nothing(tmp_path: Path) -> None:
     env = {**os.environ, "SOT_CACHE_DIR": str(cache)}
     env.pop("SOT_GGUF", None)
     result = subprocess.run(
-        [sys.executable, "-m", "sot", "serve", "--dry-run", "--port", "8123"],
+        [SOT, "serve", "--dry-run", "--port", "8123"],
         capture_output=True,
         text=True,
         env=env,

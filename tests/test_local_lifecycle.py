@@ -6,12 +6,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import psutil
 import pytest
-from tests_support import QUESTION, llama_servers_since, require_binary
+from tests_support import QUESTION, SOT, llama_servers_since, require_binary
 
 from sot.backends.local import LocalBackend, LocalConfig
 
@@ -34,7 +33,7 @@ def test_cli_answers_with_no_configuration_and_leaves_no_process() -> None:
     started = time.time()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SOT_", "OPENAI_")) or k == "SOT_CACHE_DIR"}
     result = subprocess.run(
-        [sys.executable, "-m", "sot", "ask", "--json", "--mode", "sot", "--temperature", "0", QUESTION],
+        [SOT, "ask", "--json", "--mode", "sot", "--temperature", "0", QUESTION],
         capture_output=True,
         text=True,
         timeout=300,
@@ -60,7 +59,7 @@ def _child_server(parent: psutil.Process, timeout: float = 60) -> psutil.Process
 def test_no_orphan_when_the_parent_is_interrupted_or_killed(how: str) -> None:
     require_binary()
     parent = subprocess.Popen(
-        [sys.executable, "-m", "sot", "ask", "--mode", "sequential", "--max-tokens", "2000", "Write a long essay."],
+        [SOT, "ask", "--mode", "sequential", "--max-tokens", "2000", "Write a long essay."],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -83,7 +82,7 @@ def _count_servers_while(processes: list[subprocess.Popen[str]], started: float)
 
 def _ask(*extra: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SOT_BASE", "SOT_MODEL", "OPENAI_"))}
-    args = [sys.executable, "-m", "sot", "ask", "--json", "--mode", "sot", "--temperature", "0", *extra, QUESTION]
+    args = [SOT, "ask", "--json", "--mode", "sot", "--temperature", "0", *extra, QUESTION]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -102,7 +101,7 @@ def test_two_commands_never_run_two_servers() -> None:
 def test_ask_reuses_a_running_serve() -> None:
     require_binary()
     started = time.time()
-    serve = subprocess.Popen([sys.executable, "-m", "sot", "serve", "--slots", "4"], stderr=subprocess.PIPE, text=True)
+    serve = subprocess.Popen([SOT, "serve", "--slots", "4"], stderr=subprocess.PIPE, text=True)
     try:
         assert serve.stderr is not None
         for line in serve.stderr:

@@ -25,7 +25,7 @@ import httpx
 import psutil
 import pytest
 from _fakes.llama_server import answer_of
-from tests_support import QUESTION, require_binary
+from tests_support import QUESTION, SOT, require_binary
 
 import sot
 from sot import events
@@ -71,11 +71,11 @@ class Machine:
     processes: list[subprocess.Popen[str]]
 
     def run(self, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "sot", *args]
+        command = [SOT, *args]
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env={**self.env, **env})
 
     def spawn(self, *args: str, **env: str) -> tuple[subprocess.Popen[str], Lines]:
-        command = [sys.executable, "-m", "sot", *args]
+        command = [SOT, *args]
         process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**self.env, **env})
         self.processes.append(process)
         return process, Lines(process)
@@ -314,7 +314,7 @@ def test_ask_uses_the_proxys_embedded_server_for_real(tmp_path: Path) -> None:
     # A cache of its own, the bundled model from the shared one: no other test's server is met.
     env |= {"SOT_CACHE_DIR": str(tmp_path / "cache"), "SOT_GGUF": str(bundled_model())}
     proxy = subprocess.Popen(
-        [sys.executable, "-m", "sot", "proxy", "--port", "0", "--max-parallel", "2"],
+        [SOT, "proxy", "--port", "0", "--max-parallel", "2"],
         stderr=subprocess.PIPE,
         text=True,
         env=env,
@@ -323,7 +323,7 @@ def test_ask_uses_the_proxys_embedded_server_for_real(tmp_path: Path) -> None:
         Lines(proxy).until(lambda line: line.startswith("sot proxy: "), timeout=300)
         servers = [c for c in psutil.Process(proxy.pid).children(recursive=True) if c.name() == "llama-server"]
         asked = subprocess.run(
-            [sys.executable, "-m", "sot", "ask", "--json", "--mode", "sequential", "--max-tokens", "32", QUESTION],
+            [SOT, "ask", "--json", "--mode", "sequential", "--max-tokens", "32", QUESTION],
             capture_output=True,
             text=True,
             timeout=300,

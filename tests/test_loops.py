@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 
 import anyio
 import pytest
 from _fakes import FakeServer, Handler, Reply, SeenRequest
+from tests_support import SOT
 
 import sot
 from sot._loops import LoopWatch
@@ -86,7 +86,7 @@ def test_a_looping_answer_is_the_same_cut_text_in_every_view(fake: Callable[[Han
     # The stream was closed once it looped, long before the server would have finished it.
     assert answer.calls[-1].left_early
     result = subprocess.run(
-        [sys.executable, "-m", "sot", "ask", "--mode", "sequential", "--json", "--base-url", server.url, "--model", "m", "Poem?"],
+        [SOT, "ask", "--mode", "sequential", "--json", "--base-url", server.url, "--model", "m", "Poem?"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -124,7 +124,9 @@ def test_the_small_profile_guards_its_plain_answers_against_loops(profile: str, 
     assert [r.guard_repetition for r in seen] == [guarded]
 
 
-@pytest.mark.parametrize(("profile", "text"), [("small", "One whole sentence."), ("generic", "One whole sentence. And a")])
+@pytest.mark.parametrize(
+    ("profile", "text"), [("small", "One whole sentence."), ("generic", "One whole sentence. And a")]
+)
 def test_a_capped_plain_answer_ends_whole_on_the_small_profile_only(
     fake: Callable[[Handler], FakeServer], profile: str, text: str
 ) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from _fakes import FakeServer, Reply, sot_script
+from tests_support import SOT
 
 import sot
 from sot import constants
@@ -34,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def run_sot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("SOT_") and k != "COLUMNS"}
     return subprocess.run(
-        [sys.executable, "-m", "sot", *args],
+        [SOT, *args],
         capture_output=True,
         text=True,
         timeout=60,

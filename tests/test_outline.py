@@ -112,7 +112,9 @@ def test_a_second_list_in_a_closing_remark_adds_no_points() -> None:
 
 def test_caps_on_count_and_length_and_control_characters_and_exact_repeats() -> None:
     long = "word " * 60
-    titles = parse_skeleton(f"1. {long}\n2. a\x07b\x1b[31m\n3. Cats\n4. cats\n5. Dogs", shape=SkeletonShape(max_points=3))
+    titles = parse_skeleton(
+        f"1. {long}\n2. a\x07b\x1b[31m\n3. Cats\n4. cats\n5. Dogs", shape=SkeletonShape(max_points=3)
+    )
     assert titles[0].endswith("…") and len(titles[0]) <= SkeletonShape().point_chars
     assert " ".join(titles[0].rstrip("…").split()) in long  # shortened at a word boundary, nothing else
     assert titles[1:] == ["ab[31m", "Cats"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from _fakes import FakeServer, SeenRequest
 from _fakes.profile import THINKING, Profile
 from _fakes.providers import PROFILES, provider_handler
+from tests_support import SOT
 
 import sot
 from sot.backends._negotiate import ClientStop, Negotiator, find_refusals, forget
@@ -67,7 +67,7 @@ def assert_complete(data: dict[str, Any]) -> None:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sot", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([SOT, *args], capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))

@@ -7,7 +7,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from _fakes import FakeServer, Reply, SeenRequest
+from tests_support import SOT
 
 from sot import constants
 from sot.backends.process import free_port
@@ -38,7 +38,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def _proxy(tmp_path: Path, *args: str, **env: str) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "sot", "proxy", *args]
+    command = [SOT, "proxy", *args]
     return subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=_env(tmp_path, **env))
 
 
@@ -69,7 +69,7 @@ def test_a_busy_port_fails_at_once_in_one_line_naming_it_and_the_flag(tmp_path: 
         for where in (["--upstream", upstream.url], []):  # an upstream, and the local backend (never started)
             started = time.monotonic()
             result = subprocess.run(
-                [sys.executable, "-m", "sot", "proxy", "--port", str(port), *where],
+                [SOT, "proxy", "--port", str(port), *where],
                 capture_output=True,
                 text=True,
                 timeout=30,
@@ -92,7 +92,7 @@ def test_a_second_proxy_on_the_same_port_is_refused_while_the_first_serves(
         url = announced.split()[2]
         port = url.split(":")[2].split("/")[0]
         second = subprocess.run(
-            [sys.executable, "-m", "sot", "proxy", "--port", port, "--upstream", upstream.url],
+            [SOT, "proxy", "--port", port, "--upstream", upstream.url],
             capture_output=True,
             text=True,
             timeout=30,
@@ -152,7 +152,7 @@ def test_a_refused_upstream_key_names_upstream_api_key_not_the_client_key(upstre
 
 def test_a_failed_start_is_one_line_in_the_proxys_terms(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "sot", "proxy", "--port", "0", "--gguf", str(tmp_path / "missing.gguf")],
+        [SOT, "proxy", "--port", "0", "--gguf", str(tmp_path / "missing.gguf")],
         capture_output=True,
         text=True,
         timeout=60,

@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 from _fakes import Reply, sot_script
+from tests_support import SOT as SOT_COMMAND
 
 import sot
 from sot.backends.openai_compat import OpenAICompatBackend
@@ -208,26 +209,22 @@ def test_cli_route_and_eval(tmp_path: Path) -> None:
         '{"prompt": "Solve 2x = 4", "route": "sequential"}\n'
         '{"question": "What are tips for sleep?", "sot_suitable": true}\n'
     )
-    one = subprocess.run([sys.executable, "-m", "sot", "route", "Write a poem"], capture_output=True, text=True)
+    one = subprocess.run([SOT_COMMAND, "route", "Write a poem"], capture_output=True, text=True)
     assert one.returncode == 0 and one.stdout.startswith("sequential") and "learned" in one.stdout
-    rules = subprocess.run(
-        [sys.executable, "-m", "sot", "route", "--router", "rules", "Write a poem"], capture_output=True, text=True
-    )
+    rules = subprocess.run([SOT_COMMAND, "route", "--router", "rules", "Write a poem"], capture_output=True, text=True)
     assert rules.stdout.startswith("sequential") and "learned" not in rules.stdout
     everything = subprocess.run(
-        [sys.executable, "-m", "sot", "route", "--threshold", "0", "--eval", str(labelled)],
+        [SOT_COMMAND, "route", "--threshold", "0", "--eval", str(labelled)],
         capture_output=True,
         text=True,
     )
     assert "false-SoT rate: 1.000   SoT recall: 1.000" in everything.stdout, everything.stderr
-    report = subprocess.run(
-        [sys.executable, "-m", "sot", "route", "--eval", str(labelled)], capture_output=True, text=True
-    )
+    report = subprocess.run([SOT_COMMAND, "route", "--eval", str(labelled)], capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
     assert "accuracy: 1.000" in report.stdout and "confusion" in report.stdout and "precision" in report.stdout
     assert "false-SoT rate: 0.000   SoT recall: 1.000" in report.stdout
     wrong = subprocess.run(
-        [sys.executable, "-m", "sot", "route", "--router", "rules", "--threshold", "0.5", "x y z"],
+        [SOT_COMMAND, "route", "--router", "rules", "--threshold", "0.5", "x y z"],
         capture_output=True,
         text=True,
     )

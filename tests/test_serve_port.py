@@ -8,12 +8,11 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
-from tests_support import require_binary
+from tests_support import SOT, require_binary
 
 from sot import constants
 from sot.backends._probe import healthy
@@ -26,7 +25,7 @@ from sot.batch.records import read_records
 def serve_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # A cache of its own: were the port ignored, the server it started would meet no other test's.
     env = {**os.environ, "SOT_CACHE_DIR": str(tmp_path / "cache")}
-    command = [sys.executable, "-m", "sot", "serve", *args]
+    command = [SOT, "serve", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
 
 
@@ -60,7 +59,7 @@ def test_serve_listens_on_the_port_given_and_a_judge_can_use_it(tmp_path: Path, 
     url = f"http://127.0.0.1:{port}/v1"
     cache = tmp_path / "cache"
     env = {**os.environ, "SOT_CACHE_DIR": str(cache), "SOT_GGUF": str(model), "COLUMNS": "200"}
-    command = [sys.executable, "-m", "sot", "serve", "--port", str(port), "--slots", "2"]
+    command = [SOT, "serve", "--port", str(port), "--slots", "2"]
     serve = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert serve.stderr is not None
@@ -78,12 +77,19 @@ def test_serve_listens_on_the_port_given_and_a_judge_can_use_it(tmp_path: Path, 
         # README's judge example, pointed at it; the model is the server's own (it lists one).
         results = tmp_path / "r.jsonl"
         rows = [
-            {"id": "q0", "mode": mode, "category": "c", "question": "How can I sleep better?", "text": text, "error": None}
+            {
+                "id": "q0",
+                "mode": mode,
+                "category": "c",
+                "question": "How can I sleep better?",
+                "text": text,
+                "error": None,
+            }
             for mode, text in (("sot", "1. Keep a schedule.\n2. Avoid screens late."), ("sequential", "Sleep more."))
         ]
         results.write_text("".join(json.dumps(r) + "\n" for r in rows))
         judged = subprocess.run(
-            [sys.executable, "-m", "sot", "judge", str(results), "--judge-base-url", url],
+            [SOT, "judge", str(results), "--judge-base-url", url],
             capture_output=True,
             text=True,
             timeout=300,

@@ -124,7 +124,9 @@ async def test_max_points_2_sends_a_valid_two_line_constraint(fake, dialect: Dia
         return Reply("Some detail.")
 
     server = fake(handler)
-    answer = await sot.ask("q", base_url=server.url, model="m", mode="sot", max_points=2, dialect=dialect, profile="small")
+    answer = await sot.ask(
+        "q", base_url=server.url, model="m", mode="sot", max_points=2, dialect=dialect, profile="small"
+    )
     assert answer.points == ["Sleep on a schedule", "Keep the room dark"]
     body = server.of_kind("skeleton")[0].body
     if dialect == "vllm":

@@ -108,7 +108,9 @@ async def test_the_embedded_model_keeps_the_first_points_of_the_outline_it_is_as
         yield TEN if is_skeleton(request) else "Some text."
 
     backend = MockBackend(handler)
-    client = sot.Client(backend=backend, mode="sot", temperature=0, profile="small" if small else "generic", max_points=max_points)
+    client = sot.Client(
+        backend=backend, mode="sot", temperature=0, profile="small" if small else "generic", max_points=max_points
+    )
     answer = await client.ask("How do I stay healthy?")
     assert answer.points == [line.split(". ", 1)[1] for line in TEN.splitlines()][:kept]
     assert len(answer.expansions) == kept and len(outline_requests(backend)) == 1

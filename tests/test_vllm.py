@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 from _fakes import Reply, sot_script
+from tests_support import SOT
 
 import sot
 from sot.backends.base import ChatRequest, Constraint
@@ -38,7 +39,7 @@ def test_dry_run_prints_the_vllm_command() -> None:
         "2",
         "--dry-run",
     ]
-    result = subprocess.run([sys.executable, "-m", "sot", *args], capture_output=True, text=True)
+    result = subprocess.run([SOT, *args], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     command = shlex.split(result.stdout)
     assert command[command.index("serve") + 1] == "Qwen/Qwen2.5-7B-Instruct"
@@ -93,13 +94,13 @@ def _serve_env(tmp_path: Path, mode: str) -> dict[str, str]:
         FAKE_VLLM_MODE=mode,
         FAKE_VLLM_LOG=str(tmp_path / "vllm.log"),
         SOT_CACHE_DIR=str(tmp_path / "cache"),
-        PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE), env.get("PYTHONPATH", "")]),  # sot, _fakes
+        PYTHONPATH=os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")]),  # _fakes (sot: the installed one)
     )
     return env
 
 
 def _start_serve(tmp_path: Path, mode: str) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "sot", "serve", "--backend", "vllm", "--model", "my-model", "--max-num-seqs", "32"]
+    command = [SOT, "serve", "--backend", "vllm", "--model", "my-model", "--max-num-seqs", "32"]
     return subprocess.Popen(
         command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_serve_env(tmp_path, mode)
     )
@@ -117,7 +118,7 @@ def test_launcher_lifecycle_health_ask_and_ctrl_c(tmp_path: Path) -> None:
     children = psutil.Process(serve.pid).children(recursive=True)
     assert children
     ask = subprocess.run(
-        [sys.executable, "-m", "sot", "ask", "--json", "--mode", "sot", "--base-url", url, "--dialect", "vllm", "--profile", "small", "How?"],
+        [SOT, "ask", "--json", "--mode", "sot", "--base-url", url, "--dialect", "vllm", "--profile", "small", "How?"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -220,9 +221,7 @@ def _has_gpu() -> bool:
 def test_real_vllm_serves_a_sot_answer(tmp_path: Path) -> None:
     pytest.importorskip("vllm")
     model = os.environ.get("SOT_VLLM_TEST_MODEL", "Qwen/Qwen2.5-0.5B-Instruct")
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "sot", "serve", "--backend", "vllm", "--model", model], stderr=subprocess.PIPE, text=True
-    )
+    serve = subprocess.Popen([SOT, "serve", "--backend", "vllm", "--model", model], stderr=subprocess.PIPE, text=True)
     try:
         assert serve.stderr is not None
         url = next(line.split(" at ")[1].split(";")[0] for line in serve.stderr if "sot: vLLM serves" in line)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import psutil
 import pytest
@@ -11,6 +13,9 @@ from sot.backends.base import ChatRequest
 from sot.errors import LocalServerError
 
 QUESTION = "How can I improve my time management skills?"
+# The installed `sot` command, as a user runs it. (`python -m sot` from the checkout's root would import the
+# source folder, where sot.backends is not: setuptools installs backends/ inside the package.)
+SOT = str(Path(sys.executable).with_name("sot"))
 
 
 def require_binary() -> None:
