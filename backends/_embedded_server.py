@@ -28,7 +28,7 @@ PROCESS_NAME = b"llama-server"
 EXIT_START_FAILED = 3
 LIBGOMP = (
     "the prebuilt llama.cpp server needs the system's OpenMP runtime libgomp.so.1: install it "
-    "(apt-get install libgomp1, dnf install libgomp or apk add libgomp) or give --llama-server PATH"
+    "(apt-get install libgomp1, dnf install libgomp or apk add libgomp) or give 'llama_server' PATH"
 )
 
 

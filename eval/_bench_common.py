@@ -187,3 +187,8 @@ def question_table(rows: Sequence[dict[str, Any]], extra: Sequence[tuple[str, st
     lines = ["| " + " | ".join(h for h, _ in columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(r[k]) for _, k in columns) + " |" for r in rows]
     return lines
+
+
+# The installed `sot` command: `python -m sot` from the checkout's root would import its source folder,
+# where sot.backends is not (setuptools installs backends/ inside the package).
+SOT_COMMAND = str(Path(sys.executable).with_name("sot"))

@@ -16,12 +16,11 @@ import os
 import platform
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _bench_common import reach_test_fakes
+from _bench_common import SOT_COMMAND, reach_test_fakes
 from results_io import RESULTS, save
 
 reach_test_fakes()
@@ -36,7 +35,7 @@ def run(server: FakeServer, n: int, workdir: Path, concurrency: int) -> dict[str
     out = workdir / f"r{n}.jsonl"
     before_calls = len(server.requests)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    command = [sys.executable, "-m", "sot", "batch", str(prompts), "--out", str(out), "--modes", "sot"]
+    command = [SOT_COMMAND, "batch", str(prompts), "--out", str(out), "--modes", "sot"]
     command += ["--concurrency", str(concurrency), "--no-progress", "--base-url", server.url, "--model", "m"]
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # this checkout's sot, not an installed one
 
 import _bench_common as bench  # noqa: E402
 import anyio  # noqa: E402
@@ -82,10 +81,10 @@ def level_name(streams: int, limit: int) -> str:
 @contextmanager
 def twin_process(time_scale: float, batch_limit: int) -> Iterator[str]:
     """The twin in a process of its own (the client keeps the other core); yields its URL."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}
+    env = {**os.environ, "PYTHONPATH": str(HERE)}  # twin, from eval/ (sot: the installed one)
     command = [sys.executable, "-m", "twin", "--port", "0", "--time-scale", str(time_scale)]
     command += ["--batch-limit", str(batch_limit)]
-    child = subprocess.Popen(command, cwd=HERE.parent, env=env, stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(command, cwd=HERE, env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
         line = child.stdout.readline()

@@ -14,9 +14,8 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 
-from _bench_common import reach_test_fakes
+from _bench_common import SOT_COMMAND, reach_test_fakes
 from results_io import RESULTS, save
 
 reach_test_fakes()
@@ -32,7 +31,7 @@ POINTS = [
 
 
 def run(url: str, pipeline: bool) -> dict[str, object]:
-    command = [sys.executable, "-m", "sot", "ask", "--json", "--mode", "sot", "--base-url", url, "--model", "m"]
+    command = [SOT_COMMAND, "ask", "--json", "--mode", "sot", "--base-url", url, "--model", "m"]
     command.append("--pipeline" if pipeline else "--no-pipeline")
     result = subprocess.run([*command, "How can I manage my time better?"], capture_output=True, text=True, check=True)
     answer: dict[str, object] = json.loads(result.stdout)

@@ -24,7 +24,6 @@ import platform
 import socket
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 import anyio
 import httpx
 import psutil
-from _bench_common import reach_test_fakes
+from _bench_common import SOT_COMMAND, reach_test_fakes
 from results_io import RESULTS, save
 
 reach_test_fakes()
@@ -242,7 +241,7 @@ def sot_load(proxy: str, n: int, process: psutil.Process) -> dict[str, Any]:
 def start_proxy(upstream: str) -> tuple[str, subprocess.Popen[bytes]]:
     """`sot proxy` in its own process in front of `upstream`; its base URL once /health answers."""
     port = free_port()
-    command = [sys.executable, "-m", "sot", "proxy", "--upstream", upstream, "--model", "fake-model"]
+    command = [SOT_COMMAND, "proxy", "--upstream", upstream, "--model", "fake-model"]
     command += ["--port", str(port), "--router", "rules", "--max-concurrent", "512"]
     command += ["--max-upstream-calls", "2048", "--max-parallel", "8"]
     env = {**os.environ, "SOT_API_KEY": "", "OPENAI_API_KEY": ""}

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 from sot.router import route_learned, route_rules  # noqa: E402
 from sot.router.evaluate import load_labelled  # noqa: E402
 
@@ -33,6 +32,7 @@ import time
 t0 = time.perf_counter()
 import sot
 t1 = time.perf_counter()
+import sot.router.learned
 sot.router.learned.model()
 t2 = time.perf_counter()
 sot.route("What are the benefits of tea?")
@@ -44,7 +44,8 @@ print(t1 - t0, t2 - t1, t3 - t2)
 def load_times() -> dict[str, float]:
     runs = []
     for _ in range(5):
-        out = subprocess.run([sys.executable, "-c", _LOAD], capture_output=True, text=True, check=True, cwd=ROOT)
+        # Away from the checkout, whose source folder would shadow the installed sot.
+        out = subprocess.run([sys.executable, "-c", _LOAD], capture_output=True, text=True, check=True, cwd=OUT)
         runs.append([float(v) for v in out.stdout.split()])
     return {
         "import_sot_ms": statistics.median(r[0] for r in runs) * 1000,
@@ -88,6 +89,8 @@ def score(rows: list[tuple[str, str]], decide: Any) -> tuple[dict[str, float], l
 
 
 def main() -> None:
+    if len(sys.argv) > 1:
+        raise SystemExit("usage: python eval/bench_router.py  (no options: it scores both routers on every set)")
     result: dict[str, Any] = {"machine": f"{platform.node()} {platform.machine()} {platform.processor()}".strip()}
     result["load"] = load_times()
     route_learned("warm up")
