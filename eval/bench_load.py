@@ -56,9 +56,11 @@ def load_aware_available() -> bool:
     return "load_aware" in {f.name for f in dataclasses.fields(Options)}
 
 
-def variants() -> dict[str, dict[str, Any]]:
-    """Each variant's client options; "default" is sot as a user gets it."""
+def variants(brief: bool = False) -> dict[str, dict[str, Any]]:
+    """Each variant's client options; "default" is sot as a user gets it (with `brief`: its brief mode too)."""
     runs: dict[str, dict[str, Any]] = {"default": {}}
+    if brief:
+        runs["default, brief"] = {"brief": True}
     if load_aware_available():
         runs["default, load-aware off"] = {"load_aware": False}
     runs["sequential"] = {"mode": "sequential"}
@@ -297,7 +299,9 @@ async def measure(args: argparse.Namespace, url: str, questions: list[dict[str, 
     levels = background_levels([float(f) for f in args.loads.split(",")], args.batch_limit)
     rows: list[dict[str, Any]] = []
     async with httpx.AsyncClient(base_url=url, timeout=60) as admin:
-        clients = {name: sot.Client(base_url=url + "/v1", model=MODEL, **opts) for name, opts in variants().items()}
+        clients = {
+            name: sot.Client(base_url=url + "/v1", model=MODEL, **opts) for name, opts in variants(args.brief).items()
+        }
         try:
             for client in clients.values():  # connections, the router's model: nothing of it is measured
                 await client.ask(questions[0]["question"])
@@ -318,6 +322,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--questions", type=int, help="the first N suitable questions (default all)")
     parser.add_argument("--loads", help=f"fractions of the batch held by background streams (default {FULL['loads']})")
     parser.add_argument("--batch-limit", type=int, default=BATCH_LIMIT)
+    parser.add_argument("--brief", action="store_true", help="also the brief mode (the paper's short points)")
     parser.add_argument("--data", default=str(bench.DATA))
     parser.add_argument("--out-dir", default=str(results_io.RESULTS))
     parser.add_argument("--name", default="load", help="results are written to OUT_DIR/NAME.json and NAME.md")
