@@ -1,7 +1,16 @@
 """sot: Skeleton-of-Thought orchestration for faster LLM answers."""
 
+from importlib.util import find_spec as _find_spec
 from logging import NullHandler as _NullHandler
 from logging import getLogger as _getLogger
+
+if _find_spec(f"{__name__}.backends") is None:
+    # setuptools installs the top-level backends/ and prompts/ inside the package: its source folder alone
+    # (first on the path in a checkout's root) lacks them.
+    raise ImportError(
+        f"sot was imported from its source folder ({__path__[0]}), which lacks sot.backends: "
+        "install it (pip install .) and run Python from another folder"
+    )
 
 from . import events
 from ._shape import SkeletonShape

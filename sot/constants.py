@@ -72,6 +72,7 @@ ENV_OPENAI_API_KEY: Final = "OPENAI_API_KEY"
 ENV_GGUF: Final = "SOT_GGUF"
 ENV_LLAMA_SERVER: Final = "SOT_LLAMA_SERVER"
 ENV_CACHE_DIR: Final = "SOT_CACHE_DIR"
+ENV_JUDGE_API_KEY: Final = "SOT_JUDGE_API_KEY"
 
 # Model name sent when the server does not care (llama.cpp serves one model whatever the name).
 LOCAL_MODEL_NAME: Final = "smollm2-135m-instruct"

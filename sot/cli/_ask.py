@@ -14,7 +14,7 @@ from ..client import Client
 from ..errors import SotError
 from ..events import AnswerDone
 from ..result import Answer
-from ._common import Debug, fail, interrupted, read_question, warn_ignored_model
+from ._common import Debug, connect, fail, interrupted, read_question
 from ._options import ApiKey, BaseUrl, Dialect, Gguf, LlamaServer, Model, with_answer_options
 
 
@@ -36,16 +36,7 @@ def ask(
     """Answer QUESTION with Skeleton-of-Thought (or sequentially, where the router says so)."""
     try:
         text = read_question(question)
-        client = Client(
-            base_url,
-            model,
-            api_key,
-            dialect=dialect,
-            gguf=gguf,
-            llama_server=llama_server,
-            **options,
-        )
-        warn_ignored_model(client, model)
+        client = connect(base_url, model, api_key, dialect, gguf, llama_server, options)
         answer = anyio.run(_ask, client, text, as_json, stream)
     except KeyboardInterrupt:
         raise interrupted() from None

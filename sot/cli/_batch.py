@@ -12,7 +12,7 @@ import typer
 from .. import constants
 from ..client import Client
 from ..errors import SotError
-from ._common import Debug, fail, interrupted, warn_ignored_model
+from ._common import Debug, connect, fail, interrupted
 from ._options import ApiKey, BaseUrl, Dialect, Gguf, LlamaServer, Model, with_answer_options
 
 if TYPE_CHECKING:
@@ -60,17 +60,7 @@ def batch(
     try:
         prompts = read_prompts(input_file, turn=turn - 1)
         chosen = parse_modes(modes)
-        client = Client(
-            base_url,
-            model,
-            api_key,
-            dialect=dialect,
-            gguf=gguf,
-            llama_server=llama_server,
-            request_limit=concurrency,
-            **options,
-        )
-        warn_ignored_model(client, model)
+        client = connect(base_url, model, api_key, dialect, gguf, llama_server, options, request_limit=concurrency)
 
         anyio.run(_run, client, prompts, chosen, out, _Settings(concurrency, resume, overwrite, progress))
     except KeyboardInterrupt:

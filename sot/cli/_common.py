@@ -7,7 +7,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable, Mapping
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -64,6 +64,23 @@ def fail(exc: BaseException, debug: bool, as_json: bool = False, spell: Spelling
     else:
         typer.echo(f"sot: error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def connect(
+    base_url: list[str] | None,
+    model: str | None,
+    api_key: str | None,
+    dialect: str,
+    gguf: str | None,
+    llama_server: str | None,
+    options: dict[str, Any],
+    **more: Any,
+) -> Client:
+    """The Client the connection flags and answer options describe (a --model the embedded backend
+    would ignore is said on stderr)."""
+    client = Client(base_url, model, api_key, dialect=dialect, gguf=gguf, llama_server=llama_server, **more, **options)
+    warn_ignored_model(client, model)
+    return client
 
 
 def warn_ignored_model(client: Client, model: str | None) -> None:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from .. import constants
-from ..batch.judge import ENV_JUDGE_API_KEY, JudgeEndpoint, JudgeProgress, JudgeSummary, run_judge, win_rates
-from ..batch.records import read_records
 from ..errors import ConfigurationError, SotError
 from ._common import Debug, fail, interrupted, spelt
-from ._report import cell
+
+if TYPE_CHECKING:
+    from ..batch.judge import JudgeSummary
 
 # The judge's endpoint, in the library's terms, is this command's --judge-* flags.
 _SPELLING = spelt({"base_url": "--judge-base-url", "model": "--judge-model", "api_key": "--judge-api-key"})
@@ -37,7 +35,7 @@ def judge(
         typer.Option("--judge-model", help="Judge model (default: the one the judge server lists, if only one)."),
     ] = None,
     judge_api_key: Annotated[
-        str | None, typer.Option("--judge-api-key", envvar=ENV_JUDGE_API_KEY, help="Judge API key.")
+        str | None, typer.Option("--judge-api-key", envvar=constants.ENV_JUDGE_API_KEY, help="Judge API key.")
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Judgements JSONL (default: RESULTS.judge.jsonl).")] = None,
     concurrency: Annotated[int, typer.Option(help="Pairs judged at once.")] = 4,
@@ -47,6 +45,8 @@ def judge(
     debug: Debug = False,
 ) -> None:
     """Judge SoT against sequential answers pairwise, both orders; print net win rate per category."""
+    from ..batch.judge import JudgeEndpoint, JudgeProgress, run_judge
+
     out = out or results.with_suffix(".judge.jsonl")
     try:
         if not judge_base_url:
@@ -69,6 +69,13 @@ def judge(
 
 def _show_rates(out: Path, model: str | None) -> None:
     """The net win rate per category, as a table on stdout."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..batch.judge import win_rates
+    from ..batch.records import read_records
+    from ._report import cell
+
     records = read_records(out)
     rows = win_rates(records)
     shown_model = model or next((r.get("judge_model") for r in records if r.get("judge_model")), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -13,12 +13,11 @@ from rich.table import Table
 from rich.text import Text
 
 from .._sanitize import sanitize
-from ..batch._atomic import atomic_write
-from ..batch.chart import speedup_chart
-from ..batch.records import load_records
-from ..batch.report import Report, build_report, markdown, record_problem
 from ..errors import ConfigurationError, SotError
 from ._common import Debug, fail
+
+if TYPE_CHECKING:
+    from ..batch.report import Report
 
 
 def cell(value: object) -> Text:
@@ -85,6 +84,9 @@ def _paired_table(report: Report) -> Table:
 
 def _usable_records(results: Path) -> list[dict[str, Any]]:
     """The records a report can count; what it cannot is named in one warning line, never a traceback."""
+    from ..batch.records import load_records
+    from ..batch.report import record_problem
+
     loaded = load_records(results)
     usable, problems = [], Counter[str]()
     for record in loaded.records:
@@ -116,6 +118,10 @@ def report(
     md = md or results.with_suffix(".report.md")
     chart = chart or results.with_suffix(".report.html")
     try:
+        from ..batch._atomic import atomic_write
+        from ..batch.chart import speedup_chart
+        from ..batch.report import build_report, markdown
+
         figures = build_report(_usable_records(results))
         atomic_write(md, markdown(figures, results.name).encode("utf-8"))
         atomic_write(chart, speedup_chart(figures, f"SoT speed-up: {results.name}").encode("utf-8"))
