@@ -3,13 +3,16 @@
 Models of every size fall into such loops at times (small ones often: "rain, rain, rain, ...", a line
 repeated two dozen times), and then write until their token limit cuts them mid-word. ``LoopWatch`` sees
 a loop once a piece of text has come back to back at least ``MIN_COPIES`` times over ``MIN_SPAN``
-characters, ends the stream there, and cuts the text at the last whole sentence before the loop began.
+characters, ends the stream there, and cuts the text where the loop began (at its sentence's start).
 Only exact repeats that long count, and none inside a code block (identical lines of code, a zero
 matrix, a hex dump are code's own): a few identical table rows, a divider line or a refrain stay.
 
-Views are shown whole sentences (a sentence still being written waits, up to ``SENTENCE_HOLD``
-characters), and while a repetition is forming the text from the sentence it began in waits too, so a
-loop is never shown and then taken back: every view shows the same text.
+Views are shown the text as it comes, but for a repetition that is forming: from the sentence it began
+in, its text waits until it either stops or becomes a loop, so a loop is never shown and then taken
+back, and every view shows the same text. A loop whose first copies were shown before they could be
+told from ordinary text is cut after the copy a view was showing. A profile whose cut answers end on
+a whole sentence (``hold_sentences``: the bundled small model's) has every unfinished sentence wait
+too, up to ``SENTENCE_HOLD`` characters; that delays the first text by a sentence, so only it does.
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ import re
 MIN_SPAN = 400  # characters of back-to-back repetition before it is a loop
 MIN_COPIES = 8
 MAX_UNIT = 200  # the longest piece whose repetition is looked for
-SENTENCE_HOLD = 300  # a sentence still being written waits to be shown until it is this long
+SENTENCE_HOLD = 300  # with hold_sentences: a sentence still being written waits until it is this long
 _PROBE = 6  # the text's last characters, looked up earlier in the text to find candidate periods
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？]|\n")
+_ENDED = re.compile(r"(?:[.!?。！？]\s*|\n)$")  # text that ends a sentence or a line
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
-# How far back a sentence's start is looked for: a view waits for at most SENTENCE_HOLD characters of
-# one, and a loop is cut from where it began, so a bounded window keeps each look cheap on long texts.
+# How far back a sentence's start is looked for: a loop is cut from the sentence it began in, and a
+# bounded window keeps each look cheap on long texts.
 _LOOKBACK = 4 * MAX_UNIT + 1000
 
 
@@ -47,11 +51,14 @@ def _repetition(text: str) -> tuple[int, int]:
     while (found := text.rfind(probe, low, end)) >= 0:
         unit = len(text) - _PROBE - found
         copies = _copies(text, unit)
-        start = len(text) - copies * unit
-        while start > 0 and text[start - 1] == text[start - 1 + unit]:
-            start -= 1  # the run began mid-copy: "rain, rain, ra" repeats "in, ra" from its first "rain"
-        if copies > 1 and start < best[0]:
-            best = (start, copies)
+        if copies > 1:
+            # The nearest repeat is the run's shortest period: walked back from, it covers the whole run
+            # (longer periods of the same run only repeat it), so the look ends here; checking every
+            # candidate made each piece of a long repetitive text cost its length squared.
+            start = len(text) - copies * unit
+            while start > 0 and text[start - 1] == text[start - 1 + unit]:
+                start -= 1  # the run began mid-copy: "rain, rain, ra" repeats "in, ra" from its first "rain"
+            return start, copies
         end = found + _PROBE - 1
     return best
 
@@ -59,18 +66,32 @@ def _repetition(text: str) -> tuple[int, int]:
 class LoopWatch:
     """Feed a stream's text; ``looping`` once it loops; ``held`` characters at its end to show no one yet."""
 
-    def __init__(self, shown_live: bool = True) -> None:
+    def __init__(self, shown_live: bool = True, hold_sentences: bool = False) -> None:
         """`shown_live`: views show the text as it streams (a plain answer), so what is held is worked
-        out as it comes; an expansion is shown whole once final, and needs none of that."""
+        out as it comes; an expansion is shown whole once final, and needs none of that.
+        `hold_sentences`: unfinished sentences wait too (see the module's docstring)."""
         self.shown_live = shown_live
+        self.hold_sentences = hold_sentences
         self.text = ""
         self.loop_start: int | None = None
+        self._unit = 1  # the repeating piece's length, once looping
+        self._fences = 0  # code fences in the text's whole lines before _scanned
+        self._scanned = 0
         self._forming = 0  # where the repetition now at the end began (len(text) when none)
         self._shown = 0  # the most of the text a view may have shown: a cut never goes back before it
 
     def restart(self) -> None:
         """A retried stream starts over."""
         self.text, self.loop_start, self._forming, self._shown = "", None, 0, 0
+        self._fences, self._scanned = 0, 0
+
+    def _in_code(self) -> bool:
+        """Whether the text ends inside an open code block (fences counted once per whole line)."""
+        whole = self.text.rfind("\n") + 1  # the start of the line still being written
+        if whole > self._scanned:
+            self._fences += len(_FENCE.findall(self.text, self._scanned, whole))
+            self._scanned = whole
+        return (self._fences + len(_FENCE.findall(self.text, self._scanned))) % 2 == 1
 
     @property
     def looping(self) -> bool:
@@ -78,12 +99,12 @@ class LoopWatch:
 
     def feed(self, delta: str) -> None:
         self.text += delta
-        if self.looping or len(_FENCE.findall(self.text)) % 2:  # none inside an open code block
+        if self.looping or self._in_code():  # none inside an open code block
             return
         start, copies = _repetition(self.text)
         self._forming = start
         if copies >= MIN_COPIES and len(self.text) - start >= MIN_SPAN:
-            self.loop_start = start
+            self.loop_start, self._unit = start, max(1, (len(self.text) - start) // copies)
         if self.shown_live:
             self._shown = max(self._shown, len(self.text) - self.held)
 
@@ -92,15 +113,23 @@ class LoopWatch:
         """Characters at the end of the text that no view should show yet: from the start of the sentence
         a forming repetition began in (its text may yet be cut away)."""
         start = self.loop_start if self.loop_start is not None else self._forming
-        unfinished = len(self.text) - _sentence_start(self.text, len(self.text))
         forming = len(self.text) - _sentence_start(self.text, start) if start < len(self.text) else 0
+        if not self.hold_sentences:
+            return forming
+        unfinished = len(self.text) - _sentence_start(self.text, len(self.text))
         return max(forming, unfinished if unfinished < SENTENCE_HOLD else 0)
 
     def cut(self, text: str) -> str:
         """`text` (the stream's, as it ended) without the loop, ending at its last whole sentence before it."""
         if self.loop_start is None:
             return text
-        return text[: max(_sentence_start(text, self.loop_start), self._shown)].rstrip()
+        end = _sentence_start(text, self.loop_start)
+        if self._shown > end:  # shown already: the cut goes on to the end of the copy it was showing
+            end = self._shown
+            if not _ENDED.search(text[:end]):
+                copies = -(-max(0, end - self.loop_start) // self._unit)
+                end = max(end, self.loop_start + copies * self._unit)
+        return text[:end].rstrip()
 
 
 def whole_sentences(text: str) -> str:

@@ -22,7 +22,7 @@ async def answer_sequentially(setup: Setup, turn: Turn, reason: str, calls: list
         reasoning=opts.reasoning,
         guard_repetition=setup.profile.guards_repetition,
     )
-    watch = LoopWatch()
+    watch = LoopWatch(hold_sentences=setup.profile.ends_cut_answers_whole)
 
     def on_delta(text: str) -> None:
         turn.emit(events.TextDelta(text))

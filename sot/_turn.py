@@ -58,10 +58,10 @@ class Turn:
 
 
 def unlooped(outcome: CallOutcome, watch: LoopWatch) -> CallOutcome:
-    """A stream that looped, ended at its last whole sentence before the loop (and said to have looped)."""
+    """A stream that looped, ended where the loop began (and said to have looped)."""
     if not watch.looping:
         return outcome
-    log.warning("%s call looped; its text ends at the last whole sentence before the loop", outcome.record.purpose)
+    log.warning("%s call looped; its text ends where the loop began", outcome.record.purpose)
     return replace(outcome, text=watch.cut(outcome.text), record=replace(outcome.record, looped=True))
 
 

@@ -84,7 +84,7 @@ def say_how_it_ended(answer: Answer) -> None:
         typer.echo(f"sot: answered sequentially: {sanitize(answer.reason)}", err=True)
     looped = any(call.looped for call in answer.calls)
     if answer.truncated and looped:
-        typer.echo("sot: the model looped; the answer ends at its last whole sentence before the loop", err=True)
+        typer.echo("sot: the model looped; the answer ends where the loop began", err=True)
     elif answer.truncated:
         flag = "--max-tokens" if answer.mode == "sequential" else "--point-max-tokens"
         typer.echo(f"sot: the answer was cut at its token limit (raise {flag} for more)", err=True)

@@ -93,10 +93,11 @@ def option_parameter(spec: Field[Any], hint: Any) -> inspect.Parameter:
     )
 
 
-def answer_parameters() -> list[inspect.Parameter]:
-    """Every answer option, in ``Options``' order."""
+@functools.cache
+def answer_parameters() -> tuple[inspect.Parameter, ...]:
+    """Every answer option, in ``Options``' order (worked out once for every command that offers them)."""
     hints = get_type_hints(Options)
-    return [option_parameter(spec, hints[spec.name]) for spec in fields(Options)]
+    return tuple(option_parameter(spec, hints[spec.name]) for spec in fields(Options))
 
 
 def with_answer_options(command: Callable[..., None]) -> Callable[..., None]:
