@@ -17,12 +17,14 @@ of the ``AnswerText`` events emitted.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
 from . import events
 from ._sanitize import sanitize
 
 log = logging.getLogger("sot.answer")
+_FIRST_SHOWN = re.compile(r"\S")
 
 
 def point_line(index: int, title: str, body: str) -> str:
@@ -70,8 +72,12 @@ class Draft:
         self._bodies: dict[int, str] = {}
         self._outline_complete = False
         self._next_point = 0
-        # Sequential state: the current attempt's raw text, and how much of the answer is shown.
+        # Sequential state: the current attempt's raw text, its sanitised text up to _raw_done (kept as it
+        # grows: cleaning the whole text again for every piece made a long answer cost its length squared),
+        # and how much of the answer is shown.
         self._attempt = ""
+        self._clean = ""
+        self._raw_done = 0
         self._shown = ""
 
     @property
@@ -111,15 +117,24 @@ class Draft:
     # Sequential ----------------------------------------------------------------------------------
 
     def sequential_restart(self) -> None:
-        self._attempt = ""
+        self._attempt, self._clean, self._raw_done = "", "", 0
 
     def sequential_delta(self, text: str, held: int = 0) -> None:
         """More of the answer; its last `held` characters wait (a loop may be forming there)."""
         self._attempt += text
-        # Trailing whitespace waits: the final answer is stripped, and so must be what was shown.
-        visible = sanitize(self._attempt[: len(self._attempt) - held]).strip()
-        if len(visible) > len(self._shown):
-            self._show(visible)
+        upto = len(self._attempt) - held
+        if upto > self._raw_done:
+            self._clean += sanitize(self._attempt[self._raw_done : upto])
+            self._raw_done = upto
+        # Cleaning works character by character: the clean text of raw[:upto] is a prefix of _clean.
+        end = len(self._clean) - len(sanitize(self._attempt[upto : self._raw_done]))
+        # Trailing whitespace waits and leading whitespace is never shown: the final answer is stripped.
+        while end and self._clean[end - 1].isspace():
+            end -= 1
+        first = _FIRST_SHOWN.search(self._clean)
+        start = first.start() if first else end
+        if end - start > len(self._shown):
+            self._show_more(self._clean[start + len(self._shown) : end])
 
     def sequential_final(self, text: str) -> None:
         final = sanitize(text).strip()
@@ -129,6 +144,8 @@ class Draft:
             self._show(final)
 
     def _show(self, visible: str) -> None:
-        addition = visible[len(self._shown) :]
+        self._show_more(visible[len(self._shown) :])
+
+    def _show_more(self, addition: str) -> None:
         self._shown += addition
         self._commit(addition)

@@ -91,7 +91,8 @@ class LoopWatch:
         if whole > self._scanned:
             self._fences += len(_FENCE.findall(self.text, self._scanned, whole))
             self._scanned = whole
-        return (self._fences + len(_FENCE.findall(self.text, self._scanned))) % 2 == 1
+        # The line being written opens or closes a block only by how it starts: one look at its start.
+        return (self._fences + bool(_FENCE.match(self.text, self._scanned))) % 2 == 1
 
     @property
     def looping(self) -> bool:
