@@ -200,59 +200,55 @@ class OpenAICompatBackend:
         return await self._monitor.read()
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
-        self._open_calls += 1
+        self._open_calls += 1  # sot's calls open to this endpoint (its load when the server says none)
         try:
-            async for chunk in self._stream_chat(request):
-                yield chunk
+            stall = request.stall_timeout or constants.DEFAULT_STALL_TIMEOUT_S
+            original = self.build_body(request)
+            prepared = self.negotiator.prepare(original)
+            if prepared.adaptations:
+                yield ChatChunk(adaptations=prepared.adaptations)
+            body = json.dumps(prepared.body, ensure_ascii=False).encode()
+            try:
+                outgoing = self._http.build_request(
+                    "POST",
+                    self.base_url + "/chat/completions",
+                    content=body,
+                    headers={"Content-Type": "application/json"},
+                    # Silence on the socket is a stall; a keep-alive-only trickle is caught by _sse.events.
+                    timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S, read=stall),
+                )
+                try:
+                    with anyio.fail_after(stall):
+                        response = await self._http.send(outgoing, stream=True)
+                except TimeoutError:
+                    raise _sse.Stalled(stall) from None
+                try:
+                    async for chunk in self._read(response, stall, ChunkFilter(prepared.client_stop)):
+                        yield chunk
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await response.aclose()
+            except HttpStatus as exc:
+                error = self._map_error(exc)
+                # A refused field is adapted; a real 400 (context too long, a bad model) never is.
+                if (
+                    isinstance(error, BadRequestError)
+                    and not isinstance(error, ContextLengthError)
+                    and exc.status in (400, 422)
+                ):
+                    try:
+                        refusal = json.loads(exc.body)
+                    except ValueError:
+                        refusal = None
+                    adapted = self.negotiator.learn(exc.status, refusal, original, prepared.body)
+                    error.adaptation = tuple(adapted)  # non-empty: sot.calls sends it again at once, adapted
+                raise error from None
+            except httpx.ReadTimeout:
+                raise self._map_error(_sse.Stalled(stall)) from None
+            except (httpx.HTTPError, ValueError, StreamError, _sse.Stalled, NotAnApi) as exc:
+                raise self._map_error(exc) from None
         finally:
             self._open_calls -= 1
-
-    async def _stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
-        stall = request.stall_timeout or constants.DEFAULT_STALL_TIMEOUT_S
-        original = self.build_body(request)
-        prepared = self.negotiator.prepare(original)
-        if prepared.adaptations:
-            yield ChatChunk(adaptations=prepared.adaptations)
-        body = json.dumps(prepared.body, ensure_ascii=False).encode()
-        try:
-            outgoing = self._http.build_request(
-                "POST",
-                self.base_url + "/chat/completions",
-                content=body,
-                headers={"Content-Type": "application/json"},
-                # Silence on the socket is a stall; a keep-alive-only trickle is caught by _sse.events.
-                timeout=httpx.Timeout(None, connect=constants.CONNECT_TIMEOUT_S, read=stall),
-            )
-            try:
-                with anyio.fail_after(stall):
-                    response = await self._http.send(outgoing, stream=True)
-            except TimeoutError:
-                raise _sse.Stalled(stall) from None
-            try:
-                async for chunk in self._read(response, stall, ChunkFilter(prepared.client_stop)):
-                    yield chunk
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await response.aclose()
-        except HttpStatus as exc:
-            error = self._map_error(exc)
-            # A refused field is adapted; a real 400 (context too long, a bad model) never is.
-            if (
-                isinstance(error, BadRequestError)
-                and not isinstance(error, ContextLengthError)
-                and exc.status in (400, 422)
-            ):
-                try:
-                    refusal = json.loads(exc.body)
-                except ValueError:
-                    refusal = None
-                adapted = self.negotiator.learn(exc.status, refusal, original, prepared.body)
-                error.adaptation = tuple(adapted)  # non-empty: sot.calls sends it again at once, adapted
-            raise error from None
-        except httpx.ReadTimeout:
-            raise self._map_error(_sse.Stalled(stall)) from None
-        except (httpx.HTTPError, ValueError, StreamError, _sse.Stalled, NotAnApi) as exc:
-            raise self._map_error(exc) from None
 
     async def _read(self, response: httpx.Response, stall: float, answer_only: ChunkFilter) -> AsyncIterator[ChatChunk]:
         encoding = response.headers.get("content-encoding", "")
