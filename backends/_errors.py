@@ -170,8 +170,7 @@ def _status_error(exc: HttpStatus, secrets: tuple[str | None, ...], base_path: s
         message = f"HTTP 404: nothing serves chat completions at this address: check 'base_url'{suffix}"
         error = at_address(BadRequestError(message, status_code=status))
     elif parsed is not None and (parsed.code in _CONTEXT_CODES or _CONTEXT_TEXT.search(parsed.message)):
-        message = f"the prompt and the answer do not fit the model's context ({where}): {_CONTEXT_FIX}{suffix}"
-        error = ContextLengthError(message, status_code=status, options=("max_tokens", "point_max_tokens"))
+        error = _too_long(where, suffix, status)
     else:
         error = BadRequestError(f"request rejected ({where}){suffix}", status_code=status)
     error.request_id = rid
@@ -187,6 +186,15 @@ def _status_error(exc: HttpStatus, secrets: tuple[str | None, ...], base_path: s
 
 
 _Error = TypeVar("_Error", bound=BackendError)
+
+
+def _too_long(where: str, suffix: str, status: int) -> ContextLengthError:
+    said = f"the prompt and the answer do not fit the model's context ({where}): "
+    error = ContextLengthError(
+        f"{said}{_CONTEXT_FIX}{suffix}", status_code=status, options=("max_tokens", "point_max_tokens")
+    )
+    error.own_from = len(said)  # the server's words are quoted as they came
+    return error
 
 
 def at_address(error: _Error) -> _Error:

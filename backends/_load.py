@@ -178,8 +178,13 @@ def _values(samples: list[Sample], name: str) -> list[float]:
     return [s.value for s in samples if s.name == name and not math.isnan(s.value)]
 
 
+# No server runs more requests than this: a larger count is garbage, and would overflow round().
+_MAX_COUNT = 1_000_000
+
+
 def _count(samples: list[Sample], name: str) -> int:
-    return max(0, round(sum(v for v in _values(samples, name) if math.isfinite(v))))
+    total = sum(v for v in _values(samples, name) if math.isfinite(v))
+    return round(min(max(total, 0.0), _MAX_COUNT)) if math.isfinite(total) else _MAX_COUNT
 
 
 def _fraction(samples: list[Sample], names: tuple[str, ...]) -> float | None:
@@ -348,7 +353,11 @@ class LoadMonitor:
                 if reply.status in _TRANSIENT_STATUS:
                     log.debug("load: %s%s answered %d", self._host, path, reply.status)
                     return "failed"
-                reading = parse_reply(path, reply, self._now())
+                try:
+                    reading = parse_reply(path, reply, self._now())
+                except Exception as exc:  # a reply no parser expected (nested too deep, numbers too big)
+                    log.debug("load: %s%s could not be read (%s)", self._host, path, type(exc).__name__)
+                    return "failed"
                 if reading is not None:
                     self._path = path
                     log.debug("load: %s%s: %s", self._host, path, reading.to_dict())

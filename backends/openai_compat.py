@@ -299,9 +299,12 @@ class OpenAICompatBackend:
         return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str | int)]
 
     async def aclose(self) -> None:
-        await self._http.aclose()
-        if self._load_http is not None:
-            await self._load_http.aclose()
+        try:
+            await self._http.aclose()
+        finally:
+            if self._load_http is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._load_http.aclose()
 
 
 def _load_client(

@@ -31,6 +31,11 @@ from sot.errors import LocalServerError
 from ._probe import ProbeFailed, get_json
 
 HEALTH_TIMEOUT_S = 120.0
+# The settings a server's failure line may tell the user to change (sot serve's and the local backend's).
+SERVER_SETTINGS = frozenset(
+    {"llama_server", "gguf", "model", "max_model_len", "max_num_seqs", "gpu_memory_utilization"}
+    | {"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size"}
+)
 STOP_GRACE_S = 5.0
 
 # Reads a failed server's log and returns a one-line explanation, or None when it knows none.
@@ -112,8 +117,9 @@ class ManagedServer:
         log = self.log_text()
         known = self.diagnose(log) if self.diagnose else None
         detail = known or _last_line(log)
-        # A known failure's fix names settings, quoted ('max_model_len'): the front end respells them.
-        options = re.findall(r"'([a-z_]+)'", known) if known else ()
+        # A known failure's fix names settings, quoted ('max_model_len'): the front end respells them. The
+        # line may quote the child's own words too ('olmoe'): only the server settings count.
+        options = [name for name in re.findall(r"'([a-z_]+)'", known or "") if name in SERVER_SETTINGS]
         return LocalServerError(f"{self.name} {what}" + (f": {detail}" if detail else ""), options=options)
 
     async def _wait_healthy(self, timeout: float) -> None:

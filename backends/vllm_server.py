@@ -76,7 +76,7 @@ class VllmSettings:
     def __post_init__(self) -> None:
         for name in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "max_num_seqs"):
             if getattr(self, name) < 1:
-                raise ConfigurationError(f"{name.replace('_', '-')} must be at least 1")
+                raise ConfigurationError(f"'{name}' must be at least 1", options=(name,))
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ConfigurationError("'gpu_memory_utilization' must be in (0, 1]", options=("gpu_memory_utilization",))
         if not self.model.strip():

@@ -29,8 +29,9 @@ from _fakes import FakeServer, sot_script  # noqa: E402
 QUESTION = "How can I improve my time management skills?"
 
 
-async def _sot_ms(url: str, reps: int) -> float:
-    async with sot.Client(base_url=url, model="m", mode="sequential", max_tokens=100_000) as client:
+async def sot_ms(url: str, reps: int, model: str = "m") -> float:
+    """sot's CPU ms per sequential answer streamed from `url` (as the CLI and the proxy read it)."""
+    async with sot.Client(base_url=url, model=model, mode="sequential", max_tokens=100_000) as client:
         await client.ask(QUESTION)  # connections and templates: nothing of it is measured
         started = time.thread_time()
         for _ in range(reps):
@@ -40,8 +41,9 @@ async def _sot_ms(url: str, reps: int) -> float:
         return (time.thread_time() - started) / reps * 1000
 
 
-async def _bare_ms(url: str, reps: int) -> float:
-    body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}], "stream": True}
+async def bare_ms(url: str, reps: int, model: str = "m") -> float:
+    """A bare httpx stream's CPU ms per answer from `url`, its lines read."""
+    body = {"model": model, "messages": [{"role": "user", "content": QUESTION}], "stream": True}
     async with httpx.AsyncClient() as http:
         started = time.thread_time()
         for _ in range(reps):
@@ -54,12 +56,13 @@ async def _bare_ms(url: str, reps: int) -> float:
 def one_length(words: int, reps: int, rounds: int) -> dict[str, float]:
     """Medians over `rounds` of (sot, bare) ms per call, rounds interleaved."""
     text = " ".join(f"word{i}" for i in range(words))
-    sot_ms, bare_ms = [], []
+    with_sot: list[float] = []
+    bare: list[float] = []
     with FakeServer(sot_script(sequential_text=text)) as server:
         for _ in range(rounds):
-            sot_ms.append(anyio.run(_sot_ms, server.url, reps))
-            bare_ms.append(anyio.run(_bare_ms, server.url, reps))
-    return {"words": words, "sot_ms": statistics.median(sot_ms), "bare_httpx_ms": statistics.median(bare_ms)}
+            with_sot.append(anyio.run(sot_ms, server.url, reps))
+            bare.append(anyio.run(bare_ms, server.url, reps))
+    return {"words": words, "sot_ms": statistics.median(with_sot), "bare_httpx_ms": statistics.median(bare)}
 
 
 def main() -> None:

@@ -177,29 +177,12 @@ def added_latency(
 
 def client_cpu(upstream: str, requests: int = 100) -> dict[str, float]:
     """CPU per request of sot's own Client (no proxy) and of a bare httpx stream, on this thread."""
-    import sot
+    from bench_client import bare_ms, sot_ms
 
-    body = {"model": "fake-model", "messages": [{"role": "user", "content": QUESTION}], "stream": True}
-
-    async def client() -> float:
-        async with sot.Client(base_url=upstream, model="fake-model", mode="sequential") as c:
-            started = time.thread_time()
-            for _ in range(requests):
-                async with c.stream(QUESTION) as answer_events:
-                    async for _event in answer_events:
-                        pass
-            return (time.thread_time() - started) / requests * 1000
-
-    async def bare() -> float:
-        async with httpx.AsyncClient() as http:
-            started = time.thread_time()
-            for _ in range(requests):
-                async with http.stream("POST", f"{upstream}/chat/completions", json=body) as response:
-                    async for _line in response.aiter_lines():
-                        pass
-            return (time.thread_time() - started) / requests * 1000
-
-    return {"sot_client_sequential": anyio.run(client), "bare_httpx_stream": anyio.run(bare)}
+    return {
+        "sot_client_sequential": anyio.run(sot_ms, upstream, requests, "fake-model"),
+        "bare_httpx_stream": anyio.run(bare_ms, upstream, requests, "fake-model"),
+    }
 
 
 def sot_load(proxy: str, n: int, process: psutil.Process) -> dict[str, Any]:

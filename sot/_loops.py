@@ -40,26 +40,31 @@ def _copies(text: str, unit: int) -> int:
     return copies
 
 
-def _repetition(text: str) -> tuple[int, int]:
-    """(start, copies) of the longest back-to-back repetition at the end of `text` (copies 1: none)."""
-    best = (len(text), 1)
+def _repetition(text: str) -> tuple[int, int, int]:
+    """(start, copies, unit) of the longest back-to-back repetition at the end of `text` (copies 1: none)."""
+    best = (len(text), 1, 1)
     if len(text) < 2 * _PROBE:
         return best
     probe = text[-_PROBE:]
     low = max(0, len(text) - MAX_UNIT - _PROBE)
     end = len(text) - 1
+    periods: list[int] = []
     while (found := text.rfind(probe, low, end)) >= 0:
-        unit = len(text) - _PROBE - found
-        copies = _copies(text, unit)
-        if copies > 1:
-            # The nearest repeat is the run's shortest period: walked back from, it covers the whole run
-            # (longer periods of the same run only repeat it), so the look ends here; checking every
-            # candidate made each piece of a long repetitive text cost its length squared.
-            start = len(text) - copies * unit
-            while start > 0 and text[start - 1] == text[start - 1 + unit]:
-                start -= 1  # the run began mid-copy: "rain, rain, ra" repeats "in, ra" from its first "rain"
-            return start, copies
         end = found + _PROBE - 1
+        unit = len(text) - _PROBE - found
+        # A multiple of a period already found only repeats that run: skipping it keeps a long repetitive
+        # text from costing each of its pieces its length squared.
+        if any(unit % period == 0 for period in periods):
+            continue
+        copies = _copies(text, unit)
+        if copies < 2:
+            continue
+        periods.append(unit)
+        start = len(text) - copies * unit
+        while start > 0 and text[start - 1] == text[start - 1 + unit]:
+            start -= 1  # the run began mid-copy: "rain, rain, ra" repeats "in, ra" from its first "rain"
+        if start < best[0]:
+            best = (start, copies, unit)
     return best
 
 
@@ -100,12 +105,17 @@ class LoopWatch:
 
     def feed(self, delta: str) -> None:
         self.text += delta
-        if self.looping or self._in_code():  # none inside an open code block
+        if self.looping:
             return
-        start, copies = _repetition(self.text)
+        if self._in_code():  # none inside an open code block, which streams as it comes
+            self._forming = len(self.text)
+            if self.shown_live:
+                self._shown = max(self._shown, len(self.text) - self.held)
+            return
+        start, copies, unit = _repetition(self.text)
         self._forming = start
         if copies >= MIN_COPIES and len(self.text) - start >= MIN_SPAN:
-            self.loop_start, self._unit = start, max(1, (len(self.text) - start) // copies)
+            self.loop_start, self._unit = start, unit
         if self.shown_live:
             self._shown = max(self._shown, len(self.text) - self.held)
 

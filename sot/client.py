@@ -23,6 +23,7 @@ from .orchestrator import Orchestrator
 from .profiles import GENERIC, profile_named
 from .result import Answer
 from .router import chosen_router, make_router
+from .router.load import Grants
 from .templates import Message, Prompts
 
 
@@ -186,6 +187,7 @@ class Client:
         self._limiter = limiter or (anyio.CapacityLimiter(request_limit) if request_limit else None)
         self._local_url: str | None = None
         self._recommended_profile: str | None = None  # the backend's, where it names one
+        self._grants = Grants()  # load-aware fan-outs given to this client's answers still running
         if self.options.mode == "auto" and chosen_router(self.options.router) == "learned":
             from .router.learned import preload as preload_router
 
@@ -269,7 +271,9 @@ class Client:
         prompts = self._prompts if options.prompts_dir == self.options.prompts_dir else Prompts(options.prompts_dir)
         router = make_router(options, backend, prompts) if options.mode == "auto" else None
         profile = profile_named(options.profile or self._recommended_profile or GENERIC)
-        return Orchestrator(backend, options, prompts, router, limiter=self._limiter, profile=profile)
+        return Orchestrator(
+            backend, options, prompts, router, limiter=self._limiter, profile=profile, grants=self._grants
+        )
 
     async def ask(
         self, question: str | None = None, *, messages: Messages | None = None, **overrides: Unpack[OptionOverrides]

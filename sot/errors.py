@@ -50,20 +50,28 @@ class SotError(Exception):
     A message names the settings that fix it as the library spells them, quoted (``'base_url'``,
     ``'timeout'``), and lists them in ``options``; a front end respells them in its own terms with
     ``message_in`` (the CLI: ``--base-url``; the proxy: ``--upstream``), so each layer speaks to its caller.
+    Text not sot's own comes first, before ``own_from`` (a point's title, a server's message): it is never
+    respelt, whatever it quotes.
     """
 
     exit_code = 1
     cause_message: str | None = None  # a failed stage's cause, as it read (see stage_error)
     options: tuple[str, ...] = ()
+    own_from = 0  # where sot's own words start in the message (what comes before is quoted as it came)
+    cause_own_from = 0  # the same in cause_message
 
-    def __init__(self, message: str = "", *, options: Iterable[str] = ()) -> None:
+    def __init__(self, message: str = "", *, options: Iterable[str] = (), own_from: int = 0) -> None:
         super().__init__(message)
         if options:
             self.options = tuple(options)
+        if own_from:
+            self.own_from = own_from
 
-    def message_in(self, spell: Callable[[str], str], message: str | None = None) -> str:
-        """This error's message (or `message`, e.g. its cause's) with each named option spelt by `spell`."""
-        return respell(str(self) if message is None else message, self.options, spell)
+    def message_in(self, spell: Callable[[str], str], message: str | None = None, own_from: int = 0) -> str:
+        """This error's message (or `message`, e.g. its cause's, whose own words start at `own_from`) with
+        each named option in sot's own words spelt by `spell`."""
+        text, start = (str(self), self.own_from) if message is None else (message, own_from)
+        return text[:start] + respell(text[start:], self.options, spell)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Subclasses take keyword arguments that Exception's default pickling drops.
@@ -282,6 +290,9 @@ def stage_error(stage: type[SotError], message: str, cause: BaseException, **att
     # Kept apart from __cause__, which `raise ... from None` on the way up clears: the CLI says some
     # causes (a server nobody answers at) as they are, whichever stage met them.
     error.cause_message = str(cause)
+    # The stage's words quote the point's title: sot's own words are the cause's, after them.
+    error.cause_own_from = getattr(cause, "own_from", 0)
+    error.own_from = len(message) - len(str(cause)) + error.cause_own_from
     error.__cause__ = cause
     return error
 

@@ -87,14 +87,14 @@ class Options:
         default=None,
         metadata=_about(
             f"Token cap of each point's expansion (default {constants.SECTION_MAX_TOKENS}; "
-            f"{constants.DEFAULT_POINT_MAX_TOKENS} with --brief)."
+            f"{constants.DEFAULT_POINT_MAX_TOKENS} with --brief and on the embedded model's profile)."
         ),
     )
     skeleton_max_tokens: int | None = field(
         default=None,
         metadata=_about(
             f"Token cap of the outline (default {constants.PLAN_MAX_TOKENS}; "
-            f"{constants.SKELETON_MAX_TOKENS} with --brief)."
+            f"{constants.SKELETON_MAX_TOKENS} with --brief and on the embedded model's profile)."
         ),
     )
     # The SoT paper's short points (titles of a few words, one to three sentences each) instead of a full

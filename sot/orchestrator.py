@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
@@ -29,6 +30,7 @@ from ._sequential import answer_sequentially
 from ._shape import SkeletonShape
 from ._sot import answer_with_sot
 from ._turn import Emit, Setup, Turn
+from .backends._load import LoadReading
 from .backends.base import Backend, Constraint, LoadAware
 from .calls import Caller
 from .errors import SotError
@@ -36,10 +38,11 @@ from .options import Options
 from .profiles import GENERIC, Profile, Style, profile_named
 from .result import Answer, Usage
 from .router.decision import Route
-from .router.load import FanOut, decide_fan_out
+from .router.load import FanOut, Grants, decide_fan_out
 from .templates import Message, Prompts
 
 log = logging.getLogger("sot.orchestrator")
+_Reading = LoadReading | None
 
 
 class Router(Protocol):
@@ -72,8 +75,11 @@ class Orchestrator:
         router: Router | None = None,
         limiter: anyio.CapacityLimiter | None = None,
         profile: Profile | None = None,
+        grants: Grants | None = None,
     ) -> None:
         self.limiter = limiter
+        # Shared by the orchestrators of one client (one backend): fan-outs given and not yet ended.
+        self.grants = grants if grants is not None else Grants()
         self.backend = backend
         self.options = options
         self.prompts = prompts or Prompts(options.prompts_dir)
@@ -131,17 +137,21 @@ class Orchestrator:
             self.backend, self.options.retry_policy, limiter=self.limiter, keep_reasoning=self.options.keep_reasoning
         )
         turn = Turn(question, history, caller, emit, Draft(emit))
-        mode, reason, decision = await self._decide(question, caller)
+        mode, reason, decision, reading = await self._decide_and_read(question, caller)
         log.info("answering with %s (%s; profile %s)", mode, reason, self.profile.name)
         route_s = caller.now() if decision is not None else None
-        fan = await self._fan_out() if mode == "sot" else None
+        fan = self._fan_out(reading) if mode == "sot" else None
         if fan is not None:
             emit(events.FanOutChosen(fan.mode, fan.width, fan.reason))
         if fan is not None and fan.mode == "sequential" and self.options.mode == "auto":
             mode, reason = "sequential", f"load: {fan.reason}"
         if mode == "sot":
             width = fan.width if fan is not None else self.options.max_parallel
-            answer = await answer_with_sot(self.setup, turn, reason, width)
+            grant = self.grants.give(width, time.monotonic())
+            try:
+                answer = await answer_with_sot(self.setup, turn, reason, width)
+            finally:
+                self.grants.end(grant)
         else:
             emit(events.ModeChosen("sequential", reason))
             answer = await answer_sequentially(self.setup, turn, reason, [])
@@ -168,18 +178,39 @@ class Orchestrator:
         answer.truncated = any((c.finish_reason == "length" or c.looped) and c.purpose in shown for c in answer.calls)
         answer.extra_tokens = extra_tokens(answer)
 
-    async def _fan_out(self) -> FanOut | None:
+    @property
+    def _reads_load(self) -> bool:
+        return self.options.load_aware and isinstance(self.backend, LoadAware)
+
+    async def _decide_and_read(self, question: str, caller: Caller) -> tuple[str, str, Route | None, _Reading]:
+        """The route, and the server's load read at the same time (it costs a round trip when stale)."""
+        if not self._reads_load or self.options.mode == "sequential":
+            return (*await self._decide(question, caller), None)
+        found: dict[str, _Reading] = {}
+
+        async def read() -> None:
+            assert isinstance(self.backend, LoadAware)
+            found["load"] = await self.backend.load()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read)
+            mode, reason, decision = await self._decide(question, caller)
+        return mode, reason, decision, found.get("load")
+
+    def _fan_out(self, reading: _Reading) -> FanOut | None:
         """How wide this answer's expansions may go, from the server's load and sot's own calls; None
         where load-awareness is off or the backend cannot tell. An explicit mode sot is only narrowed,
         never turned sequential (only mode auto's choice is the load's to change)."""
-        if not (self.options.load_aware and isinstance(self.backend, LoadAware)):
+        if not self._reads_load:
             return None
-        reading = await self.backend.load()
+        assert isinstance(self.backend, LoadAware)
         fan = decide_fan_out(
             reading,
             own_in_flight=self.backend.in_flight,
             points=self.shape.kept_points,
             max_parallel=self.options.max_parallel,
+            own_limit=int(self.limiter.total_tokens) if self.limiter is not None else None,
+            granted=self.grants.since(reading.read_at) if reading is not None else 0,
         )
         log.info("fan-out: %s, width %d (%s)", fan.mode, fan.width, fan.reason)
         return fan

@@ -33,7 +33,7 @@ from sot.backends._load import (
     reading_from_metrics,
     reading_from_slots,
 )
-from sot.router.load import KV_HIGH_MARK, decide_fan_out
+from sot.router.load import KV_HIGH_MARK, Grants, decide_fan_out
 
 # The shape of vLLM's page (docs.vllm.ai "Production Metrics"; V1 engine: a series per engine,
 # labelled engine and model_name), with the histogram lines that make up most of it.
@@ -404,27 +404,31 @@ async def test_the_clients_key_reaches_the_server_and_never_the_log(
 
 # llama.cpp (capacity known): all points, as many as there are free slots, or sequential when full or
 # queuing; vLLM (no capacity): all points unless queuing or the KV cache is nearly full; no reading: sot's
-# own calls against max_parallel. One point (or max_parallel 1) is the caller's limit, not the load's.
+# own calls against its own limit on them (10 here), the full fan-out where it has none. One point (or
+# max_parallel 1) is the caller's limit, not the load's.
 @pytest.mark.parametrize(
-    ("load", "own", "points", "mode", "width", "says"),
+    ("load", "own", "points", "mode", "width", "says", "limit"),
     [
-        (reading(0, capacity=8), 0, 5, "sot", 5, "room for 5"),
-        (reading(5, capacity=8), 0, 5, "sot", 3, "5 of 8 slots running, 3 free"),
-        (reading(7, capacity=8), 0, 5, "sequential", 1, "server busy: 7 of 8 slots running"),
-        (reading(8, capacity=8), 0, 5, "sequential", 1, "server busy"),
-        (reading(7, 3, capacity=8), 0, 5, "sequential", 1, "server busy: 7 of 8 slots running, 3 waiting"),
-        (reading(2, 1), 0, 5, "sequential", 1, "1 waiting"),
-        (reading(30, kv_usage=0.5), 0, 5, "sot", 5, "KV cache 50% full"),
-        (reading(30, kv_usage=KV_HIGH_MARK + 0.05), 0, 5, "sequential", 1, "KV cache 95% full"),
-        (reading(30), 0, 12, "sot", 8, "room for 8"),
-        (None, 0, 5, "sot", 5, "no load reading"),
-        (None, 5, 5, "sot", 3, "3 of 8 left"),
-        (None, 7, 5, "sequential", 1, "sot calls fill the backend"),
-        (reading(0, capacity=8), 0, 1, "sot", 1, "1 at a time allowed"),
+        (reading(0, capacity=8), 0, 5, "sot", 5, "room for 5", None),
+        (reading(5, capacity=8), 0, 5, "sot", 3, "5 of 8 slots running, 3 free", None),
+        (reading(7, capacity=8), 0, 5, "sequential", 1, "server busy: 7 of 8 slots running", None),
+        (reading(8, capacity=8), 0, 5, "sequential", 1, "server busy", None),
+        (reading(7, 3, capacity=8), 0, 5, "sequential", 1, "server busy: 7 of 8 slots running, 3 waiting", None),
+        (reading(2, 1), 0, 5, "sequential", 1, "1 waiting", None),
+        (reading(30, kv_usage=0.5), 0, 5, "sot", 5, "KV cache 50% full", None),
+        (reading(30, kv_usage=KV_HIGH_MARK + 0.05), 0, 5, "sequential", 1, "KV cache 95% full", None),
+        (reading(30), 0, 12, "sot", 8, "room for 8", None),
+        (None, 0, 5, "sot", 5, "no load reading", 10),
+        (None, 9, 5, "sot", 5, "the full fan-out", None),
+        (None, 7, 5, "sot", 3, "7 of its 10 calls in flight, 3 left", 10),
+        (None, 9, 5, "sequential", 1, "sot calls fill the backend", 10),
+        (reading(0, capacity=8), 0, 1, "sot", 1, "1 at a time allowed", None),
     ],
 )
-def test_decision_table(load: LoadReading | None, own: int, points: int, mode: str, width: int, says: str) -> None:
-    fan = decide_fan_out(load, own_in_flight=own, points=points, max_parallel=8)
+def test_decision_table(
+    load: LoadReading | None, own: int, points: int, mode: str, width: int, says: str, limit: int | None
+) -> None:
+    fan = decide_fan_out(load, own_in_flight=own, points=points, max_parallel=8, own_limit=limit)
     assert (fan.mode, fan.width) == (mode, width), fan.reason
     assert says in fan.reason
     assert 1 <= fan.width <= 8
@@ -437,3 +441,26 @@ def test_the_decision_serialises_with_its_inputs() -> None:
     assert fan.to_dict() == {"mode": "sequential", "width": 1, "reason": reason, "points": 5, "max_parallel": 8,
                              "own_in_flight": 2, "load": load}  # fmt: skip
     assert json.loads(json.dumps(fan.to_dict())) == fan.to_dict()
+
+
+def test_a_reply_no_parser_expected_gives_no_reading_and_no_error(server: FakeMonitoring) -> None:
+    server.routes["/slots"] = Route(body=("[" * 100_000 + "]" * 100_000).encode())
+    assert anyio.run(_read_once, server.url) is None  # nested past any parser's depth: no reading, no error
+    huge = 'vllm:num_requests_running{model_name="m"} 1e308\nvllm:num_requests_running{model_name="n"} 1e308\n'
+    server.routes = {"/metrics": Route(content_type="text/plain", body=huge.encode())}
+    reading = anyio.run(_read_once, server.url)
+    assert reading is not None and reading.running == 1_000_000  # past any real count: the cap
+
+
+async def _read_once(url: str) -> LoadReading | None:
+    async with httpx.AsyncClient() as http:
+        return await LoadMonitor(http, url).read()
+
+
+def test_answers_deciding_on_one_reading_share_its_free_slots() -> None:
+    grants = Grants()
+    load = reading(0, capacity=8)
+    first = decide_fan_out(load, own_in_flight=0, points=6, max_parallel=8, granted=grants.since(load.read_at))
+    grants.give(first.width, load.read_at + 0.1)
+    second = decide_fan_out(load, own_in_flight=0, points=6, max_parallel=8, granted=grants.since(load.read_at))
+    assert (first.width, second.width) == (6, 2) and "6 given to other answers since" in second.reason

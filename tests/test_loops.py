@@ -159,3 +159,18 @@ def test_a_capped_plain_answer_ends_whole_on_the_small_profile_only(
 
     answer = anyio.run(ask)
     assert answer.text == text and answer.truncated
+
+
+def test_a_loop_with_a_repeated_phrase_inside_is_still_held_and_cut_whole() -> None:
+    # The looping sentence repeats a phrase of its own: the nearest repeat is that phrase, not the loop.
+    text = "A first sentence. " + "It rains and rains and rains all day long. " * 30
+    for step in (3, 7, 11):
+        watch = watched(text, step)
+        assert watch.looping
+        kept = watch.cut(watch.text)
+        assert kept.startswith("A first sentence.") and kept.count("all day long") <= 2, (step, kept)
+
+
+def test_a_code_block_streams_as_it_comes() -> None:
+    watch = watched("Here:\n```python\n" + "".join(f"x{i} = {i}\n" for i in range(60)))
+    assert watch.held == 0 and not watch.looping

@@ -181,3 +181,19 @@ async def test_a_per_call_override_can_reset_temperature_and_seed() -> None:
 def test_none_is_refused_where_an_option_needs_a_value() -> None:
     with pytest.raises(sot.ConfigurationError, match="'max_tokens' needs a value"):
         Options().updated(max_tokens=None)
+
+
+def test_respelling_leaves_titles_server_text_and_child_output_alone() -> None:
+    from sot.errors import ContextLengthError, point_error
+
+    cause = ContextLengthError(
+        "the prompt and the answer do not fit the model's context (HTTP 400: 'max_tokens' is too large): "
+        "lower 'max_tokens' / 'point_max_tokens'",
+        options=("max_tokens", "point_max_tokens"),
+    )
+    cause.own_from = str(cause).index("lower")
+    error = point_error(0, "timeout", cause)
+    shown = error.message_in(flag)
+    assert shown.startswith("point 1 ('timeout') failed:")  # the title as it is
+    assert "(HTTP 400: 'max_tokens' is too large)" in shown  # the server's words as they came
+    assert shown.endswith("lower --max-tokens / --point-max-tokens")

@@ -24,17 +24,17 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def write_error(path: Path, exc: OSError) -> ConfigurationError:
-    """An OSError met while writing `path`, as one line that says what to do."""
+def write_error(path: Path, exc: OSError, *, records: bool = True) -> ConfigurationError:
+    """An OSError met while writing `path`, as one line that says what to do. `records`: a results file
+    that `resume` continues and `out` names; otherwise a file written whole (a report, a chart)."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        fix = "the disk is full: free some space, then run the same again with 'resume'"
+        fix = "the disk is full: free some space, then run the same again" + (" with 'resume'" if records else "")
     elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        fix = "no permission to write there: choose another 'out'"
+        fix = "no permission to write there: choose another " + ("'out'" if records else "place for it")
     else:
         fix = exc.strerror or type(exc).__name__
-    return ConfigurationError(
-        f"cannot write {path}: {fix} (records already on disk are kept)", options=("resume", "out")
-    )
+    kept = " (records already on disk are kept)" if records else ""
+    return ConfigurationError(f"cannot write {path}: {fix}{kept}", options=("resume", "out") if records else ())
 
 
 def atomic_write(path: str | Path, data: bytes) -> None:
@@ -53,7 +53,7 @@ def atomic_write(path: str | Path, data: bytes) -> None:
         os.replace(temporary, target)
         temporary = None
     except OSError as exc:
-        raise write_error(target, exc) from None
+        raise write_error(target, exc, records=False) from None
     finally:
         if temporary is not None and os.path.exists(temporary):
             os.unlink(temporary)

@@ -28,7 +28,7 @@ from .chat import ChatAnswer
 from .clients import ClientPool
 from .limits import Gate, TooLarge, authorized, bearer, read_body
 from .metrics import Metrics
-from .openai_errors import error_body, error_type, in_proxy_terms, status_of
+from .openai_errors import error_body, error_type, in_client_terms, in_proxy_terms, status_of
 from .passthrough import Forwarder
 from .settings import ProxySettings
 from .translate import passthrough_reason, plan, split_model, without_sot_fields
@@ -111,7 +111,7 @@ class Proxy:
             chat_plan = plan(payload)
         except SotError as exc:
             status, code, headers = status_of(exc)
-            return self.error(status, in_proxy_terms(exc), code, headers)
+            return self.error(status, in_client_terms(exc), code, headers)
         return self.exchange(ChatAnswer(self.pool, self.metrics, chat_plan, self.client_key(request)))
 
     async def models(self, request: Request) -> Response:

@@ -20,7 +20,7 @@ from ..result import Answer
 from .asgi import Sender
 from .clients import ClientPool
 from .metrics import Metrics
-from .openai_errors import error_body, error_type, in_proxy_terms, status_of
+from .openai_errors import error_body, error_type, in_client_terms, status_of
 from .translate import ChatPlan, chunk, completion, finish_reason, sot_summary, usage_payload
 
 log = logging.getLogger("sot.proxy")
@@ -70,7 +70,7 @@ class ChatAnswer:
 
     async def _fail(self, sender: Sender, exc: SotError) -> None:
         status, code, headers = status_of(exc)
-        message = in_proxy_terms(exc)
+        message = in_client_terms(exc)
         self.metrics.count("sot_proxy_errors_total", type=error_type(status))
         log.info("request %s failed with %d: %s", self.request_id, status, message)
         if not sender.started:

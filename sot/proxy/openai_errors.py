@@ -37,6 +37,21 @@ def in_proxy_terms(exc: SotError) -> str:
     return exc.message_in(proxy_flag)
 
 
+# What a client may set per request, and where in the body: sot's own fields go in a `sot` object.
+_BODY_FIELDS = {"mode", "max_points", "point_max_tokens", "allow_partial", "pipeline", "outline"}
+
+
+def request_field(name: str) -> str:
+    """A library option's name as a request body spells it (``sot.max_points``, ``temperature``)."""
+    return f"sot.{name}" if name in _BODY_FIELDS else name
+
+
+def in_client_terms(exc: SotError) -> str:
+    """`exc`'s message for the client that sent the request: a bad value it sent names its body field,
+    anything else the proxy's flags (its operator's to fix)."""
+    return exc.message_in(request_field if isinstance(exc, ConfigurationError) else proxy_flag)
+
+
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
 
 

@@ -19,9 +19,11 @@ for the expansions, and its width should be the number of free slots:
   sequences, each carrying the outline in its prompt, would push it to preempt running requests,
   so sequential too; otherwise the full width.
 - no reading (the server publishes nothing, or it could not be read in time): only sot's own calls
-  to that backend are known, and ``max_parallel`` stands for what the backend takes at once: the
-  width is what sot's other calls leave of it (a proxy already running many answers narrows each
-  one), sequential below 2.
+  are known. Where sot limits its calls to the backend, all answers together (a batch's
+  ``--concurrency``, a proxy's ``--max-upstream-calls``), the width is what the others leave of that
+  limit (a proxy already running many answers narrows each one), sequential below 2; without such a
+  limit nothing is known of the server's room, and the fan-out is full (``max_parallel`` is one
+  answer's limit, not the server's).
 
 The width never exceeds the points or ``max_parallel``, and "sequential" always comes with width 1.
 One point or ``max_parallel`` 1 is the caller's own limit and stays "sot" with width 1: load only
@@ -32,7 +34,7 @@ then saves the outline call as well.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
@@ -72,21 +74,36 @@ class FanOut:
         }
 
 
-def decide_fan_out(load: LoadReading | None, *, own_in_flight: int, points: int, max_parallel: int) -> FanOut:
+def decide_fan_out(
+    load: LoadReading | None,
+    *,
+    own_in_flight: int,
+    points: int,
+    max_parallel: int,
+    own_limit: int | None = None,
+    granted: int = 0,
+) -> FanOut:
     """The fan-out for one answer's `points` expansions (see the module's docstring for the rules).
 
     `load` is the server's reading (``LoadMonitor.read()``), None where there is none; `own_in_flight`
-    the calls sot already has open to this backend, other answers' included.
+    the calls sot already has open to this backend, other answers' included; `own_limit` the most calls
+    sot may have open to it at once, all answers together (a batch's or a proxy's request limit), None
+    where there is none; `granted` the widths given to other answers since the reading was taken (not in
+    it yet: answers deciding on one cached reading share its free slots, not each take them all).
     """
     want = max(1, min(points, max_parallel))
-    if load is None:
-        left = max(0, max_parallel - own_in_flight)
-        room, why = left, f"no load reading; sot has {own_in_flight} calls in flight, {left} of {max_parallel} left"
+    if load is None and own_limit is None:
+        room, why = want, "no load reading and no limit on sot's calls: the full fan-out"
+    elif load is None:
+        assert own_limit is not None
+        left = max(0, own_limit - own_in_flight)
+        room, why = left, f"no load reading; sot has {own_in_flight} of its {own_limit} calls in flight, {left} left"
     elif load.waiting > 0:
         room, why = 0, _busy(load) + f", {load.waiting} waiting"
     elif load.capacity is not None:
-        free = max(0, load.capacity - load.running)
-        room, why = free, _busy(load) + f", {free} free"
+        free = max(0, load.capacity - load.running - granted)
+        taken = f", {granted} given to other answers since" if granted else ""
+        room, why = free, _busy(load) + f"{taken}, {free} free"
     elif load.kv_usage is not None and load.kv_usage > KV_HIGH_MARK:
         room, why = 0, f"KV cache {load.kv_usage:.0%} full (over {KV_HIGH_MARK:.0%}), {load.running} running"
     else:
@@ -121,3 +138,24 @@ def _fan_out(
     else:
         mode, width, reason = "sot", want, f"room for {want} at a time: {why}"
     return FanOut(mode, width, reason, points, max_parallel, own_in_flight, load)
+
+
+@dataclass
+class Grants:
+    """The fan-outs given to answers still running, by when: a reading is cached for a second, and the
+    answers deciding on it meanwhile must share its free slots (their streams are not in it yet)."""
+
+    active: dict[int, tuple[float, int]] = field(default_factory=dict)
+    issued: int = 0
+
+    def since(self, moment: float) -> int:
+        """The widths given at or after `moment` (a reading's ``read_at``) to answers still running."""
+        return sum(width for at, width in self.active.values() if at >= moment)
+
+    def give(self, width: int, now: float) -> int:
+        self.issued += 1
+        self.active[self.issued] = (now, width)
+        return self.issued
+
+    def end(self, grant: int) -> None:
+        self.active.pop(grant, None)
