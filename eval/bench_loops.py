@@ -78,7 +78,7 @@ def markdown(s: dict[str, Any]) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores. SmolLM2-135M (its profile: llama.cpp's DRY sampler asked),",
         f"`--mode sequential --temperature 0`, {s['prompts']} prompts of eval/prompts/loop_prompts.jsonl.",
         "",
-        f"- loops seen and cut at the last whole sentence before them: {s['looped_and_cut']}",
+        f"- loops seen and cut where they began: {s['looped_and_cut']}",
         f"- answers stopped by the token limit: {s['at_token_limit']}",
         f"- answers that say they were cut (`truncated` in --json, one stderr line): {s['truncated_stated']}",
         f"- answers ending mid-sentence: {s['ends_mid_sentence']}; of them with the cut unstated: "
