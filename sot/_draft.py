@@ -127,7 +127,9 @@ class Draft:
             self._clean += sanitize(self._attempt[self._raw_done : upto])
             self._raw_done = upto
         # Cleaning works character by character: the clean text of raw[:upto] is a prefix of _clean.
-        end = len(self._clean) - len(sanitize(self._attempt[upto : self._raw_done]))
+        end = len(self._clean)
+        if upto < self._raw_done:
+            end -= len(sanitize(self._attempt[upto : self._raw_done]))
         # Trailing whitespace waits and leading whitespace is never shown: the final answer is stripped.
         while end and self._clean[end - 1].isspace():
             end -= 1

@@ -82,17 +82,21 @@ class LoopWatch:
         self._unit = 1  # the repeating piece's length, once looping
         self._fences = 0  # code fences in the text's whole lines before _scanned
         self._scanned = 0
+        self._looked = 0  # how much of the text was looked at for line ends
         self._forming = 0  # where the repetition now at the end began (len(text) when none)
         self._shown = 0  # the most of the text a view may have shown: a cut never goes back before it
 
     def restart(self) -> None:
         """A retried stream starts over."""
         self.text, self.loop_start, self._forming, self._shown = "", None, 0, 0
-        self._fences, self._scanned = 0, 0
+        self._fences, self._scanned, self._looked = 0, 0, 0
 
     def _in_code(self) -> bool:
         """Whether the text ends inside an open code block (fences counted once per whole line)."""
-        whole = self.text.rfind("\n") + 1  # the start of the line still being written
+        # The start of the line still being written: looked for only in what came since the last look.
+        found = self.text.rfind("\n", self._looked)
+        self._looked = len(self.text)
+        whole = found + 1 if found >= 0 else self._scanned
         if whole > self._scanned:
             self._fences += len(_FENCE.findall(self.text, self._scanned, whole))
             self._scanned = whole
