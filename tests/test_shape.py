@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from _fakes import FakeServer, sot_script
 from typer.testing import CliRunner
 
 import sot
@@ -114,31 +115,19 @@ def test_every_answer_option_is_a_flag_of_every_answering_command(command: str) 
 
 
 def test_an_answer_option_given_to_batch_reaches_its_answers(tmp_path: Path) -> None:
-    """--seed and --max-parallel were missing from `sot batch`; every option now reaches the Client."""
+    """--seed and --reasoning were missing from `sot batch`; every option now reaches the requests."""
     prompts = tmp_path / "q.txt"
     prompts.write_text("Tell me a story about a dragon.\n", encoding="utf-8")
-    result = CliRunner().invoke(
-        app,
-        [
-            "batch",
-            str(prompts),
-            "--out",
-            str(tmp_path / "r.jsonl"),
-            "--modes",
-            "sequential",
-            "--seed",
-            "7",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--model",
-            "m",
-            "--max-retries",
-            "0",
-            "--no-progress",
-        ],
-    )
-    # Nothing listens on port 9: the record fails, but the seed was an accepted option (no usage error).
-    assert result.exit_code == 11, result.output
+    with FakeServer(sot_script()) as server:
+        result = CliRunner().invoke(
+            app,
+            ["batch", str(prompts), "--out", str(tmp_path / "r.jsonl"), "--modes", "sequential", "--seed", "7",
+             "--reasoning", "off", "--base-url", server.url, "--model", "m", "--no-progress"],
+        )  # fmt: skip
+        bodies = [request.body for request in server.requests if request.kind == "sequential"]
+    assert result.exit_code == 0, result.output
+    assert [body.get("seed") for body in bodies] == [7]
+    assert bodies[0]["chat_template_kwargs"] == {"enable_thinking": False}
 
 
 @pytest.mark.parametrize("command", ["ask", "batch", "report", "judge", "route", "serve", "proxy"])
