@@ -86,3 +86,8 @@ async def healthy(url: str, deadline_s: float = constants.HEALTH_PROBE_TIMEOUT_S
         except ProbeFailed:
             return False
     return status == 200
+
+
+def model_ids(data: list[Any]) -> list[str]:
+    """The ids of an OpenAI model list's ``data`` (entries without a usable id skipped)."""
+    return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str | int)]

@@ -39,7 +39,7 @@ from ._errors import (
 from ._load import LOAD_READ_TIMEOUT_S, LoadMonitor, LoadReading
 from ._negotiate import Negotiator
 from ._pool import upstream_client
-from ._probe import ProbeFailed, get_reply
+from ._probe import ProbeFailed, get_reply, model_ids
 from ._reasoning import ChunkFilter
 from ._redact import redact
 from ._response import completion, error_status, events
@@ -296,7 +296,7 @@ class OpenAICompatBackend:
         data = payload.get("data") if isinstance(payload, dict) else None
         if status != 200 or not isinstance(data, list):
             raise ConfigurationError(f"{unlisted} (HTTP {status}): name the model as 'model'", options=("model",))
-        return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str | int)]
+        return model_ids(data)
 
     async def aclose(self) -> None:
         try:

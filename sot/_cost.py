@@ -11,7 +11,8 @@ def extra_tokens(answer: Answer) -> ExtraTokens | None:
         return _besides_the_answer(answer.calls)
     reported = [call for call in answer.calls if call.usage is not None]
     points = [call for call in reported if call.purpose == "expand"]
-    if not points or len(reported) < len(answer.calls) - _left_early(answer.calls):
+    # Calls closed once they had what was wanted report no usage (servers send it at a stream's end).
+    if not points or len(reported) < len(answer.calls) - sum(call.left_early for call in answer.calls):
         return None
     prompts = [call.usage.prompt_tokens for call in reported if call.usage is not None]
     total_completion = sum(call.usage.completion_tokens for call in reported if call.usage is not None)
@@ -27,8 +28,3 @@ def _besides_the_answer(calls: list[CallRecord]) -> ExtraTokens | None:
     prompt = sum(call.usage.prompt_tokens for call in others if call.usage is not None)
     completion = sum(call.usage.completion_tokens for call in others if call.usage is not None)
     return ExtraTokens(prompt, completion, estimated=False)
-
-
-def _left_early(calls: list[CallRecord]) -> int:
-    """Calls closed once they had what was wanted: servers report usage only at a stream's end."""
-    return sum(call.left_early for call in calls)

@@ -36,7 +36,6 @@ class Expansion:
     run: SotRun
     index: int
     points: list[str]  # the outline as this point's prompt shows it
-    limiter: anyio.CapacityLimiter
     scope: anyio.CancelScope  # cancelled where a failed point sinks the answer
 
 
@@ -47,7 +46,7 @@ async def expand(
     # Pipelined, a point sees the outline up to its own line, whatever else the stream had delivered
     # when its task began: the same prompt however the stream was chunked (prompt caches, replays).
     points = run.points[: index + 1] if setup.options.pipeline else list(run.points)
-    job = Expansion(setup, turn, run, index, points, limiter, scope)
+    job = Expansion(setup, turn, run, index, points, scope)
     call = _Caller(job)
     async with limiter:
         turn.emit(events.ExpansionStarted(index))

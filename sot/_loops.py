@@ -83,13 +83,14 @@ class LoopWatch:
         self._fences = 0  # code fences in the text's whole lines before _scanned
         self._scanned = 0
         self._looked = 0  # how much of the text was looked at for line ends
+        self._held = 0
         self._forming = 0  # where the repetition now at the end began (len(text) when none)
         self._shown = 0  # the most of the text a view may have shown: a cut never goes back before it
 
     def restart(self) -> None:
         """A retried stream starts over."""
         self.text, self.loop_start, self._forming, self._shown = "", None, 0, 0
-        self._fences, self._scanned, self._looked = 0, 0, 0
+        self._fences, self._scanned, self._looked, self._held = 0, 0, 0, 0
 
     def _in_code(self) -> bool:
         """Whether the text ends inside an open code block (fences counted once per whole line)."""
@@ -109,24 +110,29 @@ class LoopWatch:
 
     def feed(self, delta: str) -> None:
         self.text += delta
-        if self.looping:
-            return
+        if not self.looping:
+            self._look()
+        # Worked out once a piece: views ask for it as often as the watch does.
+        self._held = self._holding()
+        if self.shown_live:
+            self._shown = max(self._shown, len(self.text) - self._held)
+
+    def _look(self) -> None:
         if self._in_code():  # none inside an open code block, which streams as it comes
             self._forming = len(self.text)
-            if self.shown_live:
-                self._shown = max(self._shown, len(self.text) - self.held)
             return
         start, copies, unit = _repetition(self.text)
         self._forming = start
         if copies >= MIN_COPIES and len(self.text) - start >= MIN_SPAN:
             self.loop_start, self._unit = start, unit
-        if self.shown_live:
-            self._shown = max(self._shown, len(self.text) - self.held)
 
     @property
     def held(self) -> int:
         """Characters at the end of the text that no view should show yet: from the start of the sentence
         a forming repetition began in (its text may yet be cut away)."""
+        return self._held
+
+    def _holding(self) -> int:
         start = self.loop_start if self.loop_start is not None else self._forming
         forming = len(self.text) - _sentence_start(self.text, start) if start < len(self.text) else 0
         if not self.hold_sentences:

@@ -221,11 +221,12 @@ class Caller:
             if capped is not None:
                 raise capped from None
             raise
+        text = attempt.text
         if not ended:
-            self._deadline_passed(attempt.alive, attempt.parts)
-        if spec.require_text and not attempt.text.strip():
+            self._deadline_passed(attempt.alive, text)
+        if spec.require_text and not text.strip():
             raise ProtocolError("the model returned an empty answer")
-        return attempt.text
+        return text
 
     def _beyond_cap(self, exc: BackendError) -> RateLimitError | None:
         """A wait beyond the cap fails fast, saying what was asked."""
@@ -257,12 +258,12 @@ class Caller:
             finish_reason=last.finish_reason,
         )
 
-    def _deadline_passed(self, alive: bool, parts: list[str]) -> None:
+    def _deadline_passed(self, alive: bool, text: str) -> None:
         """The total deadline passed: retry a stream that never answered, end one that was producing."""
         timeout = self.policy.timeout_s
         if not alive:
             raise BackendTimeoutError(f"no answer within the {timeout:g} s deadline ('timeout')", options=("timeout",))
-        if self.policy.keep_partial and "".join(parts).strip():
+        if self.policy.keep_partial and text.strip():
             logger.warning("the answer was cut at the %g s deadline (timeout); keeping its partial text", timeout)
             return
         raise BackendTimeoutError(

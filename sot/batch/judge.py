@@ -32,7 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import constants
 from .._sanitize import sanitize
-from ..backends._probe import ProbeFailed, get_json
+from ..backends._probe import ProbeFailed, get_json, model_ids
 from ..backends.base import Backend, ChatRequest
 from ..backends.openai_compat import OpenAICompatBackend
 from ..calls import Caller
@@ -137,7 +137,7 @@ class JudgeEndpoint:
             )
         data = payload.get("data") if isinstance(payload, dict) else None
         if status == 200 and isinstance(data, list):
-            return [str(m["id"]) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str | int)]
+            return model_ids(data)
         if status not in (200, 404):
             raise BackendError(
                 f"the judge server answered HTTP {status} to GET /models: check 'base_url' and that the server "

@@ -108,7 +108,7 @@ def decide_fan_out(
         room, why = 0, f"KV cache {load.kv_usage:.0%} full (over {KV_HIGH_MARK:.0%}), {load.running} running"
     else:
         room, why = want, f"{load.running} running, none waiting" + _kv(load)
-    return _fan_out(room, why, load, own_in_flight, points, max_parallel)
+    return _fan_out(room, why, load, own_in_flight, points, max_parallel, want)
 
 
 def _busy(load: LoadReading) -> str:
@@ -122,9 +122,8 @@ def _kv(load: LoadReading) -> str:
 
 
 def _fan_out(
-    room: int, why: str, load: LoadReading | None, own_in_flight: int, points: int, max_parallel: int
+    room: int, why: str, load: LoadReading | None, own_in_flight: int, points: int, max_parallel: int, want: int
 ) -> FanOut:
-    want = max(1, min(points, max_parallel))
     if want < MIN_FAN_OUT:
         # The caller's own limit (one point, or max_parallel 1): not the load's to turn into another mode.
         mode: Mode = "sot"
