@@ -53,8 +53,10 @@ def one_run(sot: str, server: FakeServer) -> tuple[float, float, float]:
     return server.requests[-1].received_at - started, ended - started, cpu
 
 
-# What `sot ask` cannot start without (the design card's httpx, anyio, tenacity, jinja2 and typer): the floor.
-LIBRARIES = "import httpx, typer, jinja2.sandbox, tenacity, anyio.streams.memory"
+# What `sot ask` cannot send its first request without: the design card's httpx, anyio, tenacity, jinja2
+# and typer, with what httpx itself imports only for its first request (httpcore) and the event loop
+# (asyncio). The floor: sot's own share is what the command takes beyond it.
+LIBRARIES = "import httpx, httpcore, asyncio, anyio.streams.memory, tenacity, jinja2.sandbox, typer"
 
 
 def import_httpx(code: str = "import httpx") -> float:
@@ -121,13 +123,17 @@ def main(argv: list[str] | None = None) -> None:
         f"`sot ask` needs before its first request alone (`{LIBRARIES}`) take {floor_s:.3f} s "
         f"({floor_s / httpx_s:.2f}x).",
         "",
-        "| command | start -> first request (s) | / import httpx | whole `sot ask --mode sequential` (s) "
+        "sot's own share is the command's figure less the libraries'.",
+        "",
+        "| command | start -> first request (s) | / import httpx | sot's own (s) "
+        "| whole `sot ask --mode sequential` (s) "
         "| CPU of the command (s) |",
-        "|---|---|---|---|---|",
+        "|---|---|---|---|---|---|",
     ]
     for label, row in result["commands"].items():
         first, whole, cpu = (row[k]["median"] for k in ("start_to_first_request_s", "whole_sequential_ask_s", "cpu_s"))
-        lines.append(f"| {label} | {first:.3f} | {first / httpx_s:.2f}x | {whole:.3f} | {cpu:.3f} |")
+        own = first - floor_s
+        lines.append(f"| {label} | {first:.3f} | {first / httpx_s:.2f}x | {own:.3f} | {whole:.3f} | {cpu:.3f} |")
     lines += ["", 'Target: start to the first request at most 1.5x `python -c "import httpx"` on the same machine.']
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -1,29 +1,53 @@
 """The ``sot`` command line: one module per command, registered here explicitly.
 
 Command modules import only the shared parts (``_common``, ``_options``) and the library, never this
-package, so importing any one of them, or ``sot.cli``, builds the whole command line with no cycle.
+package, so importing any one of them, or ``sot.cli``, builds the command line with no cycle.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Iterable
+
 import typer
 
-from . import _ask, _batch, _judge, _proxy, _report, _route, _serve
-from ._app import EXIT_CODES, app, plain_metavars
+from ._app import EXIT_CODES, new_app, plain_metavars
 
-app.command("ask")(_ask.ask)
-app.command("batch")(_batch.batch)
-app.command("report")(_report.report)
-app.command("judge")(_judge.judge)
-app.command("route")(_route.route)
-app.command("serve")(_serve.serve)
-app.command("proxy")(_proxy.proxy)
+# Each command and the module that defines it, in the order the help lists them.
+COMMANDS = {
+    "ask": "_ask",
+    "batch": "_batch",
+    "report": "_report",
+    "judge": "_judge",
+    "route": "_route",
+    "serve": "_serve",
+    "proxy": "_proxy",
+}
+
+
+def build(names: Iterable[str] = COMMANDS) -> typer.Typer:
+    """The application with the commands `names` (every command by default)."""
+    app = new_app()
+    for name in names:
+        app.command(name)(getattr(importlib.import_module(f"{__name__}.{COMMANDS[name]}"), name))
+    return app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # the whole application, for those who drive it from Python (typer's CliRunner)
+        globals()["app"] = whole = build()
+        return whole
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    command = typer.main.get_command(app)
+    # Turning a command's options into click's takes milliseconds each: a command named on the command
+    # line is the only one built (and its module the only one imported); anything else builds them all.
+    named = sys.argv[1] if len(sys.argv) > 1 else ""
+    command = typer.main.get_command(build([named] if named in COMMANDS else COMMANDS))
     plain_metavars(command)
     command()
 
 
-__all__ = ["EXIT_CODES", "app", "main"]
+__all__ = ["COMMANDS", "EXIT_CODES", "app", "build", "main"]

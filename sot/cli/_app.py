@@ -1,4 +1,4 @@
-"""The ``sot`` Typer application, before any command is registered (sot/cli/__init__.py registers them)."""
+"""The ``sot`` Typer application's root: its help, exit codes and --version (sot/cli/__init__.py adds the commands)."""
 
 from __future__ import annotations
 
@@ -25,13 +25,18 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
 )
 _EPILOG = "Exit codes:\n\n" + "\n".join(f"{code:>3}  {meaning}" for code, meaning in EXIT_CODES)
 
-app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    help="Skeleton-of-Thought: outline first, then expand every point in parallel.",
-    epilog=_EPILOG,
-    pretty_exceptions_enable=False,
-)
+
+def new_app() -> typer.Typer:
+    """The application with its root options and no command yet (sot/cli/__init__.py adds them)."""
+    app = typer.Typer(
+        no_args_is_help=True,
+        add_completion=False,
+        help="Skeleton-of-Thought: outline first, then expand every point in parallel.",
+        epilog=_EPILOG,
+        pretty_exceptions_enable=False,
+    )
+    app.callback()(_root)
+    return app
 
 
 def _version(value: bool) -> None:
@@ -42,7 +47,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
