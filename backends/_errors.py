@@ -120,6 +120,11 @@ def request_id(headers: Mapping[str, str] | None) -> str | None:
     return cleaned or None
 
 
+def names_api_version(path: str) -> bool:
+    """Whether a base URL's path names an API version (``/v1``, ``/api/v2``): a 404 without one asks for it."""
+    return re.search(r"/v\d", path) is not None
+
+
 def looks_like_html(body: bytes, content_type: str) -> bool:
     return "html" in content_type.lower() or body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))
 
@@ -162,7 +167,7 @@ def _status_error(exc: HttpStatus, secrets: tuple[str | None, ...], base_path: s
     elif status >= 500:
         message = f"server error ({where}){suffix}"
         return ServerError(message, status_code=status, retry_after=retry_after, request_id=rid)
-    elif status == 404 and not re.search(r"/v\d", base_path) and not _about_a_model(parsed):
+    elif status == 404 and not names_api_version(base_path) and not _about_a_model(parsed):
         error = at_address(BadRequestError(f"{_ADD_V1}{suffix}", status_code=status))
     elif html:
         error = at_address(BadRequestError(f"{_NOT_AN_API} (HTTP {status}){suffix}", status_code=status))

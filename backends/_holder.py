@@ -75,7 +75,6 @@ class Holder:
     url: str | None = None
     model: str | None = None  # the served GGUF's resolved path (for a --gguf known from the start)
     bundled: bool = False
-    slots: int | None = None
 
     @property
     def who(self) -> str:
@@ -120,7 +119,6 @@ def read_holder() -> Holder | None:
         value = state.get(key)
         return value if isinstance(value, str) else None
 
-    slots = state.get("slots")
     return Holder(
         pid=pid,
         # Records written before sharing came from `sot serve` only, with a URL and no state.
@@ -129,7 +127,6 @@ def read_holder() -> Holder | None:
         url=text("url"),
         model=text("model"),
         bundled=state.get("bundled") is True,
-        slots=slots if isinstance(slots, int) else None,
     )
 
 

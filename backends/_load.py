@@ -281,7 +281,8 @@ class LoadMonitor:
 
     `http` is used as given: its default headers (an API key: llama.cpp asks for it on ``/slots``
     and ``/metrics`` when started with one) go with each request and are never logged. A client of
-    its own keeps these GETs from waiting for a connection behind a busy pool of streams.
+    its own keeps these GETs from waiting for a connection behind a busy pool of streams; ``aclose()``
+    closes it.
     """
 
     def __init__(
@@ -306,6 +307,9 @@ class LoadMonitor:
     def cached(self) -> LoadReading | None:
         """The reading if it is still fresh, without any I/O (None when stale or when there is none)."""
         return self._reading if self._now() < self._until else None
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
 
     async def read(self) -> LoadReading | None:
         """The current reading: the cached one while fresh, else one shared request's (or None)."""

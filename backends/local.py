@@ -194,8 +194,7 @@ class _Ownership:
     def _record(self, state: str) -> None:
         served = str(self.settings.gguf.resolve()) if self.settings else (str(self.chosen) if self.chosen else None)
         url = self.server.url if self.server is not None and state == RUNNING else None
-        slots = self.settings.slots if self.settings else None
-        holder = Holder(os.getpid(), self.command, state, url, served, self.chosen is None, slots)
+        holder = Holder(os.getpid(), self.command, state, url, served, self.chosen is None)
         write_holder(holder)
 
     async def start(self, config: LocalConfig, port: int | None = None) -> ManagedServer:
@@ -306,6 +305,13 @@ class LocalBackend:
         """The server this process runs (None while it uses another command's)."""
         return self._ownership.server if self._ownership is not None else None
 
+    @property
+    def url(self) -> str | None:
+        """The address of the server answers come from now (this process's, or the one it shares)."""
+        if self.server is not None:
+            return self.server.url
+        return self._holder.url if self._holder is not None else None
+
     @classmethod
     async def start(cls, config: LocalConfig | None = None, **overrides: Any) -> LocalBackend:
         config = config or LocalConfig(**overrides)
@@ -371,9 +377,10 @@ async def _open(
 
 async def serve_forever(config: LocalConfig, port: int | None = None) -> None:
     """``sot serve``: run the local server in the foreground (on `port`, else a free one) for every command."""
-    claim = await _claim(config.chosen_model(), serving=True)
+    chosen = config.chosen_model()
+    claim = await _claim(chosen, serving=True)
     assert claim.lock is not None
-    ownership = _Ownership(claim.lock, config.chosen_model())
+    ownership = _Ownership(claim.lock, chosen)
     try:
         server = await ownership.start(config, port)
         settings = ownership.settings

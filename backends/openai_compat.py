@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Literal, cast, get_args
@@ -34,6 +33,7 @@ from ._errors import (
     StreamError,
     looks_like_html,
     map_error,
+    names_api_version,
     parse_retry_after,
 )
 from ._load import LOAD_READ_TIMEOUT_S, LoadMonitor, LoadReading
@@ -144,7 +144,6 @@ class OpenAICompatBackend:
         self._open_calls = 0
         self._load_client = functools.partial(_load_client, headers.get("Authorization"), auth, verify)
         self._monitor: LoadMonitor | None = None
-        self._load_http: httpx.AsyncClient | None = None
         self._http = upstream_client(
             max_connections,
             verify,
@@ -195,8 +194,7 @@ class OpenAICompatBackend:
         read at most once a second however many answers ask, on a small client of its own so the reading
         never queues behind this endpoint's streams; None where it publishes nothing."""
         if self._monitor is None:
-            self._load_http = self._load_client()
-            self._monitor = LoadMonitor(self._load_http, self.base_url)
+            self._monitor = LoadMonitor(self._load_client(), self.base_url)
         return await self._monitor.read()
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
@@ -284,7 +282,7 @@ class OpenAICompatBackend:
             ) from None
         status = reply.status
         html = looks_like_html(reply.body, reply.headers.get("content-type", ""))
-        no_api_path = status == 404 and not re.search(r"/v\d", self._base_path)
+        no_api_path = status == 404 and not names_api_version(self._base_path)
         if status in (401, 403) or 300 <= status < 400 or no_api_path or (html and status >= 400):
             raise self._map_error(HttpStatus(status, reply.headers, reply.body))
         if html:
@@ -302,9 +300,9 @@ class OpenAICompatBackend:
         try:
             await self._http.aclose()
         finally:
-            if self._load_http is not None:
+            if self._monitor is not None:
                 with anyio.CancelScope(shield=True):
-                    await self._load_http.aclose()
+                    await self._monitor.aclose()
 
 
 def _load_client(

@@ -7,7 +7,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -25,6 +25,9 @@ from .result import Answer
 from .router import chosen_router, make_router
 from .router.load import Grants
 from .templates import Message, Prompts
+
+if TYPE_CHECKING:  # the local backend is imported only when used (llama.cpp, the model cache)
+    from .backends.local import LocalBackend
 
 
 def _env(name: str) -> str | None:
@@ -185,7 +188,7 @@ class Client:
         # One bound on requests in flight across every answer of this client (batch runs), or across
         # several clients that share `limiter` (the proxy).
         self._limiter = limiter or (anyio.CapacityLimiter(request_limit) if request_limit else None)
-        self._local_url: str | None = None
+        self._local: LocalBackend | None = None
         self._recommended_profile: str | None = None  # the backend's, where it names one
         self._grants = Grants()  # load-aware fan-outs given to this client's answers still running
         if self.options.mode == "auto" and chosen_router(self.options.router) == "learned":
@@ -210,7 +213,8 @@ class Client:
     @property
     def base_urls(self) -> list[str]:
         """The endpoints answers come from: the given base URLs, or the local server's once it started."""
-        return list(self._base_urls) or ([self._local_url] if self._local_url else [])
+        local_url = self._local.url if self._local is not None else None
+        return list(self._base_urls) or ([local_url] if local_url else [])
 
     @property
     def api_key(self) -> str | None:
@@ -249,11 +253,11 @@ class Client:
                 backend = EndpointPool(backends, per_endpoint_limit=share)
             self._owned.append(backend)
         else:
-            from .backends.local import LocalBackend, LocalConfig, advertised_url
+            from .backends.local import LocalBackend, LocalConfig
 
             config = LocalConfig(gguf=self._gguf, binary=self._llama_server, slots=self.options.max_parallel)
             local = await LocalBackend.start(config)
-            self._local_url = local.server.url if local.server is not None else await advertised_url()
+            self._local = local
             self._recommended_profile = local.profile
             self._owned.append(local)  # closes its backend, then stops its server
             backend = local.backend

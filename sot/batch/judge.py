@@ -32,6 +32,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .. import constants
 from .._sanitize import sanitize
+from ..backends._errors import names_api_version
 from ..backends._probe import ProbeFailed, get_json, model_ids
 from ..backends.base import Backend, ChatRequest
 from ..backends.openai_compat import OpenAICompatBackend
@@ -145,7 +146,7 @@ class JudgeEndpoint:
                 status_code=status,
                 options=("base_url",),
             )
-        add_v1 = "" if re.search(r"/v\d", url.path) else "; add /v1?"
+        add_v1 = "" if names_api_version(url.path) else "; add /v1?"
         problem = f"HTTP 404 for /models{add_v1}" if status == 404 else "/models is no OpenAI model list: a web page?"
         raise ConfigurationError(
             f"no OpenAI-compatible API at 'base_url' ({problem}): give the API's base, e.g. http://HOST:PORT/v1",

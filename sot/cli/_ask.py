@@ -15,28 +15,24 @@ from ..errors import SotError
 from ..events import AnswerDone
 from ..result import Answer
 from ._common import Debug, connect, fail, interrupted, read_question
-from ._options import ApiKey, BaseUrl, Dialect, Gguf, LlamaServer, Model, with_answer_options
+from ._options import Connection, with_answer_options, with_connection_options
 
 
+@with_connection_options
 @with_answer_options
 def ask(
     question: Annotated[str, typer.Argument(help="The question; '-' reads it from stdin.")],
-    base_url: BaseUrl = None,
-    model: Model = None,
-    api_key: ApiKey = None,
-    dialect: Dialect = "openai",
-    gguf: Gguf = None,
-    llama_server: LlamaServer = None,
     stream: Annotated[bool, typer.Option("--stream", help="Print the answer as it forms, even when piped.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole Answer as one JSON object.")] = False,
     *,
+    connection: Connection,
     options: dict[str, Any],
     debug: Debug = False,
 ) -> None:
     """Answer QUESTION with Skeleton-of-Thought (or sequentially, where the router says so)."""
     try:
         text = read_question(question)
-        client = connect(base_url, model, api_key, dialect, gguf, llama_server, options)
+        client = connect(connection, options)
         answer = anyio.run(_ask, client, text, as_json, stream)
     except KeyboardInterrupt:
         raise interrupted() from None

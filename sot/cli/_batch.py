@@ -13,7 +13,7 @@ from .. import constants
 from ..client import Client
 from ..errors import SotError
 from ._common import Debug, connect, fail, interrupted
-from ._options import ApiKey, BaseUrl, Dialect, Gguf, LlamaServer, Model, with_answer_options
+from ._options import Connection, with_answer_options, with_connection_options
 
 if TYPE_CHECKING:
     from ..batch.inputs import Prompt
@@ -27,6 +27,7 @@ class _Settings:
     progress: bool
 
 
+@with_connection_options
 @with_answer_options
 def batch(
     input_file: Annotated[
@@ -43,13 +44,8 @@ def batch(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Start the results file anew.")] = False,
     turn: Annotated[int, typer.Option(help="Which turn of FastChat 'turns' to ask (1-based).")] = 1,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    base_url: BaseUrl = None,
-    model: Model = None,
-    api_key: ApiKey = None,
-    dialect: Dialect = "openai",
-    gguf: Gguf = None,
-    llama_server: LlamaServer = None,
     *,
+    connection: Connection,
     options: dict[str, Any],
     debug: Debug = False,
 ) -> None:
@@ -60,7 +56,7 @@ def batch(
     try:
         prompts = read_prompts(input_file, turn=turn - 1)
         chosen = parse_modes(modes)
-        client = connect(base_url, model, api_key, dialect, gguf, llama_server, options, request_limit=concurrency)
+        client = connect(connection, options, request_limit=concurrency)
 
         anyio.run(_run, client, prompts, chosen, out, _Settings(concurrency, resume, overwrite, progress))
     except KeyboardInterrupt:

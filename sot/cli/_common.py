@@ -15,6 +15,7 @@ from .. import _logging, constants
 from ..client import Client
 from ..errors import ConfigurationError, SkeletonError, SotError
 from ..options import flag
+from ._options import Connection
 
 
 def _debug(value: bool) -> bool:
@@ -68,20 +69,20 @@ def fail(exc: BaseException, debug: bool, as_json: bool = False, spell: Spelling
     raise typer.Exit(code)
 
 
-def connect(
-    base_url: list[str] | None,
-    model: str | None,
-    api_key: str | None,
-    dialect: str,
-    gguf: str | None,
-    llama_server: str | None,
-    options: dict[str, Any],
-    **more: Any,
-) -> Client:
+def connect(connection: Connection, options: dict[str, Any], **more: Any) -> Client:
     """The Client the connection flags and answer options describe (a --model the embedded backend
     would ignore is said on stderr)."""
-    client = Client(base_url, model, api_key, dialect=dialect, gguf=gguf, llama_server=llama_server, **more, **options)
-    warn_ignored_model(client, model)
+    client = Client(
+        connection.base_url,
+        connection.model,
+        connection.api_key,
+        dialect=connection.dialect,
+        gguf=connection.gguf,
+        llama_server=connection.llama_server,
+        **more,
+        **options,
+    )
+    warn_ignored_model(client, connection.model)
     return client
 
 

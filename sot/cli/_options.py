@@ -2,16 +2,16 @@
 
 Answer options are ``Options``' fields (sot/options.py): their flags, types, defaults and help are
 derived here, so ``sot ask``, ``sot batch`` and ``sot proxy`` accept the same ones, spelt the same way,
-and a new field is a new flag everywhere. Connection options (where answers come from) are declared
-once below and shared by the commands that connect.
+and a new field is a new flag everywhere. Connection options (where answers come from) are ``Connection``'s
+fields, declared once below and given to the commands that connect the same way.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
-from dataclasses import Field, fields
+from collections.abc import Callable, Sequence
+from dataclasses import Field, dataclass, field, fields
 from typing import Annotated, Any, Literal, get_origin, get_type_hints
 
 import typer
@@ -71,6 +71,28 @@ LlamaServer = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class Connection:
+    """Where answers come from, as the connection flags give it (``Client``'s first arguments)."""
+
+    base_url: list[str] | None = None
+    model: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # never shown
+    dialect: str = "openai"
+    gguf: str | None = None
+    llama_server: str | None = None
+
+
+_CONNECTION_FLAGS = {
+    "base_url": BaseUrl,
+    "model": Model,
+    "api_key": ApiKey,
+    "dialect": Dialect,
+    "gguf": Gguf,
+    "llama_server": LlamaServer,
+}
+
+
 def _flags(spec: Field[Any], kind: Any) -> tuple[str, ...]:
     names = (flag(spec.name), *spec.metadata.get("aliases", ()))
     if kind is bool:
@@ -100,28 +122,41 @@ def answer_parameters() -> tuple[inspect.Parameter, ...]:
     return tuple(option_parameter(spec, hints[spec.name]) for spec in fields(Options))
 
 
-def with_answer_options(command: Callable[..., None]) -> Callable[..., None]:
-    """`command` offered every answer option as a flag; it receives their values as one ``options`` dict
-    (keys: ``Options``' fields), ready for ``Client(**options)``.
-
-    Typer reads a command's parameters from its signature, so the wrapper's signature is the command's
-    own (``--debug`` last) with the answer options inserted before it.
-    """
-    added = answer_parameters()
+def _inserting(
+    command: Callable[..., None], added: Sequence[inspect.Parameter], key: str, build: Callable[[dict[str, Any]], Any]
+) -> Callable[..., None]:
+    """`command` with the parameters `added`, whose values reach it as one argument `key` (`build` of
+    them). Typer reads a command's parameters from its signature, so the wrapper's signature is the
+    command's own (``--debug`` last) with `added` inserted before ``--debug``."""
     names = [parameter.name for parameter in added]
     own = inspect.signature(command, eval_str=True).parameters.values()
-    own_params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if p.name != "options"]
+    own_params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if p.name != key]
     last = [p for p in own_params if p.name == "debug"]
     params = [*(p for p in own_params if p.name != "debug"), *added, *last]
 
     @functools.wraps(command)
     def run(**values: Any) -> None:
-        options = {name: values.pop(name) for name in names}
-        command(options=options, **values)
+        command(**{key: build({name: values.pop(name) for name in names})}, **values)
 
     run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     run.__annotations__ = {p.name: p.annotation for p in params}
     return run
+
+
+def with_answer_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` offered every answer option as a flag; it receives their values as one ``options`` dict
+    (keys: ``Options``' fields), ready for ``Client(**options)``."""
+    return _inserting(command, answer_parameters(), "options", dict)
+
+
+def with_connection_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` offered the connection flags; it receives them as one ``connection`` (a ``Connection``)."""
+    added = [
+        inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=spec.default, annotation=annotation)
+        for spec in fields(Connection)
+        for annotation in [_CONNECTION_FLAGS[spec.name]]
+    ]
+    return _inserting(command, added, "connection", lambda values: Connection(**values))
 
 
 def answer_option_names() -> tuple[str, ...]:
