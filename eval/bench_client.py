@@ -1,10 +1,11 @@
 """sot's own CPU per call and per streamed piece, against a bare httpx stream of the same answer.
 
-A scripted server on loopback streams a sequential answer of N words, one word per SSE chunk; sot's
-Client reads it through ``Client.stream`` (as the CLI and the proxy do: every event made) and a bare
-``httpx`` stream reads its lines, each `--reps` times, CPU time of this thread only. Two lengths give
-what a call costs whatever its length (the difference at the short answer, less its pieces) and what
-each streamed piece adds.
+A scripted server on loopback, in a process of its own (as a real server is: in this process its thread
+would compete with the client's for the interpreter lock), streams a sequential answer of N words, one
+word per SSE chunk; sot's Client reads it through ``Client.stream`` (as the CLI and the proxy do: every
+event made) and a bare ``httpx`` stream reads its lines, each `--reps` times, CPU time of this thread
+only. Two lengths give what a call costs whatever its length (the difference at the short answer, less
+its pieces) and what each streamed piece adds.
 
     python eval/bench_client.py [--reps 30] [--short 20] [--long 400]
 """
@@ -13,7 +14,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -53,15 +58,36 @@ async def bare_ms(url: str, reps: int, model: str = "m") -> float:
         return (time.thread_time() - started) / reps * 1000
 
 
+@contextmanager
+def server_process(text: str) -> Iterator[str]:
+    """The scripted server answering `text`, in a process of its own until the block ends; its URL."""
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve", text], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()  # the server's cue to stop
+        process.wait(timeout=30)
+
+
+def _serve(text: str) -> None:
+    with FakeServer(sot_script(sequential_text=text)) as server:
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
 def one_length(words: int, reps: int, rounds: int) -> dict[str, float]:
     """Medians over `rounds` of (sot, bare) ms per call, rounds interleaved."""
     text = " ".join(f"word{i}" for i in range(words))
     with_sot: list[float] = []
     bare: list[float] = []
-    with FakeServer(sot_script(sequential_text=text)) as server:
+    with server_process(text) as url:
         for _ in range(rounds):
-            with_sot.append(anyio.run(sot_ms, server.url, reps))
-            bare.append(anyio.run(bare_ms, server.url, reps))
+            with_sot.append(anyio.run(sot_ms, url, reps))
+            bare.append(anyio.run(bare_ms, url, reps))
     return {"words": words, "sot_ms": statistics.median(with_sot), "bare_httpx_ms": statistics.median(bare)}
 
 
@@ -71,13 +97,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--short", type=int, default=20)
     parser.add_argument("--long", type=int, default=400)
+    parser.add_argument("--serve", help=argparse.SUPPRESS)  # the server process (server_process)
     args = parser.parse_args()
+    if args.serve is not None:
+        return _serve(args.serve)
     short, long = (one_length(n, args.reps, args.rounds) for n in (args.short, args.long))
     extra_short = short["sot_ms"] - short["bare_httpx_ms"]
     extra_long = long["sot_ms"] - long["bare_httpx_ms"]
     per_piece_us = (extra_long - extra_short) / (args.long - args.short) * 1000
     summary: dict[str, Any] = {
         "machine": machine(),
+        "server": "scripted, in a process of its own",
         "short": short,
         "long": long,
         "per_call_ms_above_bare": round(extra_short - per_piece_us * args.short / 1000, 3),
