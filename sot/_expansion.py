@@ -106,7 +106,13 @@ async def _call(
     setup, run, opts = job.setup, job.run, job.setup.options
     details = run.details[: len(job.points)]  # kept in step with run.points, of which points is a prefix
     prompt = setup.prompts.expansion(
-        run.question, job.points, job.index, template=setup.style.expansion_template, lead=lead, details=details
+        run.question,
+        job.points,
+        job.index,
+        template=setup.style.expansion_template,
+        lead=lead,
+        details=details,
+        so_far=opts.pipeline,
     )
     messages = [*run.history, *prompt]
     run.prompts_sent.append("\n".join(m.content for m in messages))

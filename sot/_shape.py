@@ -23,7 +23,8 @@ class SkeletonShape:
 
     max_points: int = constants.DEFAULT_MAX_POINTS
     min_points: int = constants.SKELETON_MIN_POINTS
-    # Of the points an outline gives, the first this many distinct ones are kept (0: max_points).
+    # Of the points an outline gives, the first this many distinct ones are kept (0: max_points); more
+    # than are asked for where a model that plans more sections than asked keeps them.
     kept_points: int = 0
     point_words: int = constants.SKELETON_POINT_WORDS
     line_chars: int = constants.SKELETON_LINE_CHARS
@@ -32,7 +33,7 @@ class SkeletonShape:
     def __post_init__(self) -> None:
         # Asking for fewer points than the usual minimum lowers the minimum; it never inverts the range.
         object.__setattr__(self, "min_points", max(1, min(self.min_points, self.max_points)))
-        object.__setattr__(self, "kept_points", min(self.kept_points or self.max_points, self.max_points))
+        object.__setattr__(self, "kept_points", self.kept_points or self.max_points)
 
     @property
     def whole_words(self) -> int:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Final
 
 # Skeleton
-DEFAULT_MAX_POINTS: Final = 10
+DEFAULT_MAX_POINTS: Final = 10  # a brief outline's titles
+# A full answer's plan: every section waits for the plan up to its own line, so each line added to the
+# plan lengthens the answer's critical path; fewer, fuller sections keep it short.
+PLAN_MAX_SECTIONS: Final = 6
 # Model profiles (sot/profiles.py): what suits one model, apart from the generic core.
 PROFILES: Final = ("generic", "small")
 # Fewer usable points than this and the question is answered sequentially.

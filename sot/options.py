@@ -71,8 +71,8 @@ class Options:
     max_points: int | None = field(
         default=None,
         metadata=_about(
-            f"Most outline points kept (default {constants.DEFAULT_MAX_POINTS}; "
-            "the embedded model's profile keeps fewer)."
+            f"Most outline points kept (default {constants.PLAN_MAX_SECTIONS} sections, "
+            f"{constants.DEFAULT_MAX_POINTS} brief points; the embedded model's profile keeps fewer)."
         ),
     )
     max_point_chars: int = field(

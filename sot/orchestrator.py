@@ -91,8 +91,9 @@ class Orchestrator:
         """The skeleton's shape for these options: the one source of its grammar, regex, prompt and limits.
         (Worked out once: an orchestrator's options never change.)"""
         opts = self.options
-        asked = opts.max_points or constants.DEFAULT_MAX_POINTS
-        kept = opts.max_points or self.profile.kept_points(asked)
+        asked = opts.max_points or self.style.max_points
+        # A plan of more sections than asked is the model's answer: kept whole, up to the brief outline's cap.
+        kept = opts.max_points or self.profile.kept_points(max(asked, constants.DEFAULT_MAX_POINTS))
         return SkeletonShape(max_points=asked, kept_points=kept, point_chars=opts.max_point_chars)
 
     @functools.cached_property
@@ -207,7 +208,7 @@ class Orchestrator:
         fan = decide_fan_out(
             reading,
             own_in_flight=self.backend.in_flight,
-            points=self.shape.kept_points,
+            points=self.shape.max_points,  # as many as are asked for
             max_parallel=self.options.max_parallel,
             own_limit=int(self.limiter.total_tokens) if self.limiter is not None else None,
             granted=self.grants.since(reading.read_at) if reading is not None else 0,

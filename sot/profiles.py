@@ -80,12 +80,19 @@ class Style:
     expansion_template: str
     outline_max_tokens: int
     point_max_tokens: int
+    max_points: int  # asked of the outline where the caller sets no max_points
 
 
 # The plan names each section's content and length (9 sections of a heading, a sentence and a length fit
 # well within 1024 tokens); a section of a normal answer's length, code or a table included, in 1024.
-FULL = Style(SKELETON, EXPAND, constants.PLAN_MAX_TOKENS, constants.SECTION_MAX_TOKENS)
-BRIEF = Style(SKELETON_BRIEF, EXPAND_BRIEF, constants.SKELETON_MAX_TOKENS, constants.DEFAULT_POINT_MAX_TOKENS)
+FULL = Style(SKELETON, EXPAND, constants.PLAN_MAX_TOKENS, constants.SECTION_MAX_TOKENS, constants.PLAN_MAX_SECTIONS)
+BRIEF = Style(
+    SKELETON_BRIEF,
+    EXPAND_BRIEF,
+    constants.SKELETON_MAX_TOKENS,
+    constants.DEFAULT_POINT_MAX_TOKENS,
+    constants.DEFAULT_MAX_POINTS,
+)
 
 
 class Profile(Protocol):

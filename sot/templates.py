@@ -131,7 +131,9 @@ class Prompts:
         name = self._template(template)
         if name not in self._instructions:
             blank = "\x00"
-            text = self.render(name, question=blank, points=[blank], details=[""], index=1, point=blank, detail="")
+            text = self.render(
+                name, question=blank, points=[blank], details=[""], index=1, point=blank, detail="", outline_so_far=True
+            )
             sentences = re.split(r"(?<=[.!?:])\s+|\n", text)
             self._instructions[name] = [s for s in sentences if s and blank not in s and len(s.split()) >= 4]
         return self._instructions[name]
@@ -158,12 +160,14 @@ class Prompts:
         template: str = EXPAND,
         lead: bool = False,
         details: list[str] | None = None,
+        so_far: bool = False,
     ) -> list[Message]:
         """Expansion prompt for point `index` (0-based); every point's prompt shares one prefix.
 
         `template`: the profile's expansion prompt. `details`: what the outline said of each point beyond
         its title. `lead`: end with the point's first words as the assistant's ("2. Title:"), as the SoT
         paper does for open models; only for servers that accept a conversation ending on the assistant.
+        `so_far`: `points` is the outline up to this point only (pipelined): more may follow, unseen.
         """
         details = details if details is not None else [""] * len(points)
         variables = {
@@ -173,6 +177,7 @@ class Prompts:
             "index": index + 1,
             "point": points[index],
             "detail": details[index],
+            "outline_so_far": so_far,
         }
         messages = [Message("user", self.render(self._template(template), **variables))]
         if lead:

@@ -99,6 +99,7 @@ TEN = "".join(
 
 @pytest.mark.parametrize(
     ("small", "max_points", "kept"),
+    # (a strong model asked for at most 6 sections that plans 10 keeps all 10: its plan is its answer)
     [(True, None, small_model.KEPT_POINTS), (True, 8, 8), (False, None, constants.DEFAULT_MAX_POINTS)],
 )
 async def test_the_embedded_model_keeps_the_first_points_of_the_outline_it_is_asked_for(
@@ -115,7 +116,7 @@ async def test_the_embedded_model_keeps_the_first_points_of_the_outline_it_is_as
     assert answer.points == [line.split(". ", 1)[1] for line in TEN.splitlines()][:kept]
     assert len(answer.expansions) == kept and len(outline_requests(backend)) == 1
     # The outline asked for is the usual one (or the user's): only what is kept differs.
-    asked = max_points or constants.DEFAULT_MAX_POINTS
+    asked = max_points or (constants.DEFAULT_MAX_POINTS if small else constants.PLAN_MAX_SECTIONS)
     skeleton = next(r for r in backend.requests if is_skeleton(r))
     # (a strong model is asked for a plan of sections; the small profile for short points)
     assert f"of 3 to {asked} points" in str(skeleton.messages[-1].content) or f"as 3 to {asked} sections" in str(

@@ -202,7 +202,7 @@ async def test_calls_spread_over_healthy_endpoints_within_their_limits(fake) -> 
         fake(sot_script(points, expansion_delay=lambda n: 0.2)),
         fake(sot_script(points, expansion_delay=lambda n: 0.2)),
     )
-    async with sot.Client(base_url=[one.url, two.url], model="m", mode="sot", max_parallel=8) as client:
+    async with sot.Client(base_url=[one.url, two.url], model="m", mode="sot", max_parallel=8, max_points=8) as client:
         answer = await client.ask("How?")
     assert answer.points == points
     assert one.max_in_flight <= 4 and two.max_in_flight <= 4  # each endpoint's share of 8

@@ -12,6 +12,7 @@ other model gets it only by asking (``--profile small``).
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Final
 
 from sot._sanitize import sanitize
@@ -56,7 +57,7 @@ class SmallModelProfile:
 
     def style(self, brief: bool) -> Style:
         # Always brief: a 135M model asked for sections of a normal answer's length loops through them.
-        return Style(BRIEF.outline_template, EXPAND_SMALL, BRIEF.outline_max_tokens, BRIEF.point_max_tokens)
+        return replace(BRIEF, expansion_template=EXPAND_SMALL)
 
     def outline_reader(self, shape: SkeletonShape, question: str) -> OutlineReader:
         return SkeletonParser(shape=shape, strict=True, question=question)

@@ -36,6 +36,7 @@ _FIRST: dict[str, Any] = {
     "index": 2,
     "point": "Water",
     "detail": "how much water",
+    "outline_so_far": False,
 }
 _SECOND: dict[str, Any] = {
     "question": "Why is the sea salty?",
@@ -47,6 +48,7 @@ _SECOND: dict[str, Any] = {
     "index": 3,
     "point": "Evaporation",
     "detail": "salt stays behind",
+    "outline_so_far": True,
 }
 _TEMPLATES: tuple[tuple[Kind, str], ...] = (
     ("outline", templates.SKELETON),
