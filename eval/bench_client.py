@@ -66,11 +66,17 @@ def server_process(text: str) -> Iterator[str]:
     )
     try:
         assert process.stdout is not None
-        yield process.stdout.readline().strip()
+        url = process.stdout.readline().strip()
+        if not url:
+            raise RuntimeError(f"the scripted server did not start (exit status {process.wait()})")
+        yield url
     finally:
         assert process.stdin is not None
         process.stdin.close()  # the server's cue to stop
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 def _serve(text: str) -> None:

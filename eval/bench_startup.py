@@ -59,6 +59,9 @@ def one_run(sot: str, server: FakeServer) -> tuple[float, float, float]:
 LIBRARIES = "import httpx, httpcore, asyncio, anyio.streams.memory, tenacity, jinja2.sandbox, typer"
 
 
+TARGET = 1.5  # start to the first request, over `python -c "import httpx"` (issue 30)
+
+
 def import_httpx(code: str = "import httpx") -> float:
     """The yardstick: a fresh interpreter that only imports httpx (or `code`), start to exit."""
     started = time.monotonic()
@@ -100,13 +103,36 @@ def main(argv: list[str] | None = None) -> None:
             for label, path in commands.items():
                 runs[label].append(one_run(path, server))
     httpx_s, floor_s = statistics.median(yardstick), statistics.median(floor)
+    # Ratios and differences taken run by run (each run's three processes back to back), then the median:
+    # a machine busier for some runs moves all three together, not one median against another's.
+    floor_ratio = statistics.median(f / y for f, y in zip(floor, yardstick, strict=True))
+    paired = {
+        label: {
+            "over_import_httpx": round(statistics.median(r[0] / y for r, y in zip(rows, yardstick, strict=True)), 3),
+            "own_s": round(statistics.median(r[0] - f for r, f in zip(rows, floor, strict=True)), 4),
+        }
+        for label, rows in runs.items()
+    }
     result: dict[str, Any] = {
         "machine": host,
         "runs": args.runs,
-        "targets_s": {"start_to_first_request": 0.25, "whole_sequential_ask": 0.4},
-        "commands": {label: {"sot": path, **summary(runs[label])} for label, path in commands.items()},
+        "target_over_import_httpx": TARGET,
+        "commands": {
+            label: {
+                "sot": path,
+                **summary(runs[label]),
+                **paired[label],
+                "met": paired[label]["over_import_httpx"] <= TARGET,
+            }
+            for label, path in commands.items()
+        },
         "python_c_import_httpx_s": {"median": round(httpx_s, 4), "all": [round(t, 4) for t in yardstick]},
-        "required_libraries_s": {"code": LIBRARIES, "median": round(floor_s, 4), "all": [round(t, 4) for t in floor]},
+        "required_libraries_s": {
+            "code": LIBRARIES,
+            "median": round(floor_s, 4),
+            "over_import_httpx": round(floor_ratio, 3),
+            "all": [round(t, 4) for t in floor],
+        },
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -115,13 +141,14 @@ def main(argv: list[str] | None = None) -> None:
         "# sot ask start-up",
         "",
         "`python eval/bench_startup.py` against a scripted loopback server that answers at once; the first",
-        "figure is process start to the request's arrival on the server's clock. Medians of interleaved runs.",
+        "figure is process start to the request's arrival on the server's clock. Runs interleave the yardstick,",
+        "the libraries and each command; ratios and differences are taken run by run, then their median.",
         "",
         f"Machine: {host}; {args.runs} runs each.",
         "",
         f'Yardstick, in the same run: `python -c "import httpx"` takes {httpx_s:.3f} s (median); the libraries '
         f"`sot ask` needs before its first request alone (`{LIBRARIES}`) take {floor_s:.3f} s "
-        f"({floor_s / httpx_s:.2f}x).",
+        f"({floor_ratio:.2f}x).",
         "",
         "sot's own share is the command's figure less the libraries'.",
         "",
@@ -132,9 +159,12 @@ def main(argv: list[str] | None = None) -> None:
     ]
     for label, row in result["commands"].items():
         first, whole, cpu = (row[k]["median"] for k in ("start_to_first_request_s", "whole_sequential_ask_s", "cpu_s"))
-        own = first - floor_s
-        lines.append(f"| {label} | {first:.3f} | {first / httpx_s:.2f}x | {own:.3f} | {whole:.3f} | {cpu:.3f} |")
-    lines += ["", 'Target: start to the first request at most 1.5x `python -c "import httpx"` on the same machine.']
+        ratio = f"{row['over_import_httpx']:.2f}x ({'met' if row['met'] else 'not met'})"
+        lines.append(f"| {label} | {first:.3f} | {ratio} | {row['own_s']:.3f} | {whole:.3f} | {cpu:.3f} |")
+    lines += [
+        "",
+        f'Target: start to the first request at most {TARGET}x `python -c "import httpx"` on the same machine.',
+    ]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     sys.stdout.flush()

@@ -67,12 +67,14 @@ class Options:
     """
 
     mode: RequestedMode = field(default="auto", metadata=_about("auto (the router decides), sot or sequential."))
-    # None: DEFAULT_MAX_POINTS asked for, and as many kept as the profile keeps (the small one: fewer).
+    # None: the style's number asked for (a plan's sections, or brief points), and as many kept as the
+    # profile keeps (a longer plan than asked, up to DEFAULT_MAX_POINTS; the small profile: fewer).
     max_points: int | None = field(
         default=None,
         metadata=_about(
-            f"Most outline points kept (default {constants.PLAN_MAX_SECTIONS} sections, "
-            f"{constants.DEFAULT_MAX_POINTS} brief points; the embedded model's profile keeps fewer)."
+            f"Outline points asked for and kept (default: {constants.PLAN_MAX_SECTIONS} sections asked, a longer "
+            f"plan kept up to {constants.DEFAULT_MAX_POINTS}; {constants.DEFAULT_MAX_POINTS} brief points; "
+            "the embedded model's profile keeps fewer)."
         ),
     )
     max_point_chars: int = field(

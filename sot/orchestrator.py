@@ -208,7 +208,7 @@ class Orchestrator:
         fan = decide_fan_out(
             reading,
             own_in_flight=self.backend.in_flight,
-            points=self.shape.max_points,  # as many as are asked for
+            points=self.shape.kept_points,  # as many as may be expanded
             max_parallel=self.options.max_parallel,
             own_limit=int(self.limiter.total_tokens) if self.limiter is not None else None,
             granted=self.grants.since(reading.read_at) if reading is not None else 0,

@@ -131,10 +131,20 @@ class Prompts:
         name = self._template(template)
         if name not in self._instructions:
             blank = "\x00"
-            text = self.render(
-                name, question=blank, points=[blank], details=[""], index=1, point=blank, detail="", outline_so_far=True
+            text = "\n".join(  # pipelined or not: an echo may repeat either wording
+                self.render(
+                    name,
+                    question=blank,
+                    points=[blank],
+                    details=[""],
+                    index=1,
+                    point=blank,
+                    detail="",
+                    outline_so_far=so_far,
+                )
+                for so_far in (False, True)
             )
-            sentences = re.split(r"(?<=[.!?:])\s+|\n", text)
+            sentences = list(dict.fromkeys(re.split(r"(?<=[.!?:])\s+|\n", text)))
             self._instructions[name] = [s for s in sentences if s and blank not in s and len(s.split()) >= 4]
         return self._instructions[name]
 

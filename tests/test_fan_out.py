@@ -51,7 +51,7 @@ async def _ask(twin: TwinServer, **options: object) -> sot.Answer:
 async def test_an_idle_server_gets_the_full_fan_out(twin: TwinServer) -> None:
     answer = await _ask(twin)
     assert answer.mode == "sot" and answer.fan_out is not None
-    assert answer.fan_out["mode"] == "sot" and answer.fan_out["width"] == min(SLOTS, constants.PLAN_MAX_SECTIONS)
+    assert answer.fan_out["mode"] == "sot" and answer.fan_out["width"] == min(SLOTS, constants.DEFAULT_MAX_POINTS)
     assert answer.fan_out["load"] == {
         "source": "llama.cpp-slots",
         "running": 0,
@@ -103,7 +103,7 @@ async def test_the_proxy_says_its_decision_in_headers_usage_and_metrics(twin: Tw
         reply = httpx.post(proxy.url + "/chat/completions", json=body, timeout=60)
         metrics = httpx.get(proxy.url.removesuffix("/v1") + "/metrics", timeout=10).text
     assert reply.status_code == 200, reply.text
-    assert reply.headers["x-sot-fan-out"] == f"sot; width={min(SLOTS, constants.PLAN_MAX_SECTIONS)}"
+    assert reply.headers["x-sot-fan-out"] == f"sot; width={min(SLOTS, constants.DEFAULT_MAX_POINTS)}"
     usage = reply.json()["usage"]
     assert usage["sot_extra_prompt_tokens"] > 0 and usage["sot_extra_completion_tokens"] > 0
     assert 'sot_proxy_fan_out_total{mode="sot"} 1' in metrics

@@ -1,7 +1,8 @@
 """The ``sot`` command line: one module per command, registered here explicitly.
 
 Command modules import only the shared parts (``_common``, ``_options``) and the library, never this
-package, so importing any one of them, or ``sot.cli``, builds the command line with no cycle.
+package, so there is no cycle. Importing ``sot.cli`` builds nothing: ``main()`` builds the command it
+is given (or all), ``build()`` and ``sot.cli.app`` every one.
 """
 
 from __future__ import annotations

@@ -72,16 +72,7 @@ def fail(exc: BaseException, debug: bool, as_json: bool = False, spell: Spelling
 def connect(connection: Connection, options: dict[str, Any], **more: Any) -> Client:
     """The Client the connection flags and answer options describe (a --model the embedded backend
     would ignore is said on stderr)."""
-    client = Client(
-        connection.base_url,
-        connection.model,
-        connection.api_key,
-        dialect=connection.dialect,
-        gguf=connection.gguf,
-        llama_server=connection.llama_server,
-        **more,
-        **options,
-    )
+    client = Client(**vars(connection), **more, **options)
     warn_ignored_model(client, connection.model)
     return client
 

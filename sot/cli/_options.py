@@ -73,24 +73,14 @@ LlamaServer = Annotated[
 
 @dataclass(frozen=True)
 class Connection:
-    """Where answers come from, as the connection flags give it (``Client``'s first arguments)."""
+    """Where answers come from, as the connection flags give it: ``Client``'s own arguments, by name."""
 
-    base_url: list[str] | None = None
-    model: str | None = None
-    api_key: str | None = field(default=None, repr=False)  # never shown
-    dialect: str = "openai"
-    gguf: str | None = None
-    llama_server: str | None = None
-
-
-_CONNECTION_FLAGS = {
-    "base_url": BaseUrl,
-    "model": Model,
-    "api_key": ApiKey,
-    "dialect": Dialect,
-    "gguf": Gguf,
-    "llama_server": LlamaServer,
-}
+    base_url: BaseUrl = None
+    model: Model = None
+    api_key: ApiKey = field(default=None, repr=False)  # never shown
+    dialect: Dialect = "openai"
+    gguf: Gguf = None
+    llama_server: LlamaServer = None
 
 
 def _flags(spec: Field[Any], kind: Any) -> tuple[str, ...]:
@@ -151,10 +141,10 @@ def with_answer_options(command: Callable[..., None]) -> Callable[..., None]:
 
 def with_connection_options(command: Callable[..., None]) -> Callable[..., None]:
     """`command` offered the connection flags; it receives them as one ``connection`` (a ``Connection``)."""
+    flags = get_type_hints(Connection, include_extras=True)
     added = [
-        inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=spec.default, annotation=annotation)
+        inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=spec.default, annotation=flags[spec.name])
         for spec in fields(Connection)
-        for annotation in [_CONNECTION_FLAGS[spec.name]]
     ]
     return _inserting(command, added, "connection", lambda values: Connection(**values))
 
