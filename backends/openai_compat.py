@@ -79,7 +79,10 @@ _REPETITION_GUARD: dict[str, dict[str, Any]] = {
 
 
 def build_body(
-    request: ChatRequest, model: str, dialect: Dialect = "openai", extra: Mapping[str, Any] | None = None
+    request: ChatRequest,
+    model: str,
+    dialect: Dialect = constants.DEFAULT_DIALECT,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON body of one streamed chat completion request."""
     body: dict[str, Any] = {
@@ -117,7 +120,7 @@ class OpenAICompatBackend:
         model: str,
         *,
         api_key: str | None = None,
-        dialect: Dialect = "openai",
+        dialect: Dialect = constants.DEFAULT_DIALECT,
         name: str | None = None,
         max_connections: int = constants.POOL_MAX_CONNECTIONS,
         extra_body: Mapping[str, Any] | None = None,

@@ -181,7 +181,7 @@ class Client:
         # A proxy forwarding its clients' keys turns the fallback off: a keyless client must not spend the operator's.
         from_env = _env(constants.ENV_API_KEY) or _env(constants.ENV_OPENAI_API_KEY) if api_key_from_env else None
         self._api_key = api_key or from_env
-        self._dialect: Dialect = dialect_named(dialect or "openai")
+        self._dialect: Dialect = dialect_named(dialect or constants.DEFAULT_DIALECT)
         self._gguf = gguf
         self._llama_server = llama_server
         self._lock = anyio.Lock()

@@ -11,6 +11,8 @@ DEFAULT_MAX_POINTS: Final = 10  # a brief outline's titles
 PLAN_MAX_SECTIONS: Final = 6
 # Model profiles (sot/profiles.py): what suits one model, apart from the generic core.
 PROFILES: Final = ("generic", "small")
+# The server kind assumed where none is named (backends/openai_compat.py has each one's request shape).
+DEFAULT_DIALECT: Final = "openai"
 # Fewer usable points than this and the question is answered sequentially.
 MIN_POINTS: Final = 2
 # The shape asked of a skeleton (sot/_shape.py makes the grammar, regex and prompt from these):

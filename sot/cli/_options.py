@@ -78,7 +78,7 @@ class Connection:
     base_url: BaseUrl = None
     model: Model = None
     api_key: ApiKey = field(default=None, repr=False)  # never shown
-    dialect: Dialect = "openai"
+    dialect: Dialect = constants.DEFAULT_DIALECT
     gguf: Gguf = None
     llama_server: LlamaServer = None
 

@@ -56,7 +56,7 @@ def proxy(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = constants.PROXY_HOST,
     port: Annotated[int, typer.Option(help="Port to listen on (0: a free one).")] = constants.PROXY_PORT,
     api_key: ClientKey = None,
-    dialect: Dialect = "openai",
+    dialect: Dialect = constants.DEFAULT_DIALECT,
     gguf: Gguf = None,
     llama_server: LlamaServer = None,
     max_concurrent: Annotated[

@@ -17,7 +17,7 @@ class ProxySettings:
     upstream: tuple[str, ...] = ()  # none: the embedded local backend
     model: str | None = None  # none: the model each request names (or the upstream's only one)
     upstream_api_key: str | None = field(default=None, repr=False)
-    dialect: Dialect = "openai"
+    dialect: Dialect = constants.DEFAULT_DIALECT
     gguf: str | None = None
     llama_server: str | None = None
     api_key: str | None = field(default=None, repr=False)  # what clients must present, if set
