@@ -205,6 +205,12 @@ class JudgeSummary:
     def all_failed(self) -> bool:
         return self.judged > 0 and self.failed + self.unparsed == self.judged
 
+    def count(self, record: dict[str, Any]) -> None:
+        """One judgement more: an error record, or a verdict readable or not."""
+        self.judged += 1
+        self.failed += record.get("error") is not None
+        self.unparsed += record.get("winner") == "unparsed"
+
 
 class JudgeProgress:
     """Progress on stderr: a bar on a terminal; piped, one line per judged pair (a log keeps them)."""
@@ -212,10 +218,7 @@ class JudgeProgress:
     def __init__(self, enabled: bool = True, stream: TextIO | None = None) -> None:
         self.enabled = enabled
         self.stream = stream or sys.stderr
-        self.done = 0
         self.total = 0
-        self.failed = 0
-        self.unparsed = 0
         self._bar: Progress | None = None
         self._task: Any = None
 
@@ -230,19 +233,18 @@ class JudgeProgress:
             self._task = self._bar.add_task("judging", total=pairs)
             self._bar.start()
 
-    def judged(self, record: dict[str, Any]) -> None:
-        self.done += 1
-        failed = record.get("error") is not None
-        self.failed += failed
-        self.unparsed += record.get("winner") == "unparsed"
+    def judged(self, record: dict[str, Any], summary: JudgeSummary) -> None:
+        """`record` was just judged; `summary` has counted it."""
         if not self.enabled:
             return
+        failed = record.get("error") is not None
         outcome = f"failed: {sanitize(str(record['error']))}" if failed else str(record.get("winner"))
         if self._bar is not None:
-            tally = f"judged {self.done} · unparsed {self.unparsed} · failed {self.failed}"
+            tally = f"judged {summary.judged} · unparsed {summary.unparsed} · failed {summary.failed}"
             self._bar.update(self._task, advance=1, description=tally)
         else:
-            self._line(f"sot: judged {self.done}/{self.total} ({sanitize(str(record['id']))[:80]}): {outcome}")
+            done = f"{summary.judged}/{self.total}"
+            self._line(f"sot: judged {done} ({sanitize(str(record['id']))[:80]}): {outcome}")
 
     def stop(self) -> None:
         if self._bar is not None:
@@ -336,10 +338,8 @@ async def _judge_all(
             fatal.append(exc)
             scope.cancel()
             return
-        summary.judged += 1
-        summary.failed += record["error"] is not None
-        summary.unparsed += record.get("winner") == "unparsed"
-        progress.judged(record)
+        summary.count(record)
+        progress.judged(record, summary)
 
     async with anyio.create_task_group() as tg:
         for sot, sequential in todo:
