@@ -105,14 +105,20 @@ class EndpointPool:
 
     async def load(self) -> LoadReading | None:
         """The pool's load: its servers' together, where every one of them publishes it."""
-        readings = []
-        for endpoint in self.endpoints:
-            backend = endpoint.backend
-            reading = await backend.load() if isinstance(backend, LoadAware) else None
-            if reading is None:
-                return None
-            readings.append(reading)
-        return combined(readings)
+        backends = [endpoint.backend for endpoint in self.endpoints]
+        if not all(isinstance(backend, LoadAware) for backend in backends):
+            return None
+        readings: list[LoadReading | None] = [None] * len(backends)
+
+        async def read(index: int, backend: LoadAware) -> None:
+            readings[index] = await backend.load()
+
+        async with anyio.create_task_group() as group:  # all at once: each may take its read timeout
+            for index, backend in enumerate(backends):
+                assert isinstance(backend, LoadAware)
+                group.start_soon(read, index, backend)
+        known = [reading for reading in readings if reading is not None]
+        return combined(known) if len(known) == len(readings) else None
 
     async def aclose(self) -> None:
         for endpoint in self.endpoints:

@@ -9,7 +9,6 @@ decompression) and every chunk parsed once by ``backends/_chunks.py``. sot's ret
 
 from __future__ import annotations
 
-import functools
 import json
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -143,9 +142,10 @@ class OpenAICompatBackend:
         # The connect timeout only; reads are bounded by the stall deadline and sot.calls' total deadline.
         # A plain-HTTP endpoint never uses TLS (redirects are not followed): skip loading the CA bundle
         # (tens of ms at start-up) with a context that would verify, and so refuse, anything all the same.
-        verify: ssl.SSLContext | bool = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if url.scheme == "http" else True
+        # Over https one context serves the streams and the load client: loading the CA bundle takes tens of ms.
+        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if url.scheme == "http" else httpx.create_ssl_context()
         self._open_calls = 0
-        self._load_client = functools.partial(_load_client, headers.get("Authorization"), auth, verify)
+        self._auth, self._verify = auth, verify  # for the load client, made on the first load reading
         self._monitor: LoadMonitor | None = None
         self._http = upstream_client(
             max_connections,
@@ -197,7 +197,8 @@ class OpenAICompatBackend:
         read at most once a second however many answers ask, on a small client of its own so the reading
         never queues behind this endpoint's streams; None where it publishes nothing."""
         if self._monitor is None:
-            self._monitor = LoadMonitor(self._load_client(), self.base_url)
+            http = _load_client(self._http.headers.get("Authorization"), self._auth, self._verify)
+            self._monitor = LoadMonitor(http, self.base_url)
         return await self._monitor.read()
 
     async def stream_chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .result import Answer, CallRecord, ExtraTokens
+from .result import Answer, CallRecord, ExtraTokens, Usage
 
 
 def extra_tokens(answer: Answer) -> ExtraTokens | None:
@@ -14,8 +14,9 @@ def extra_tokens(answer: Answer) -> ExtraTokens | None:
     # Calls closed once they had what was wanted report no usage (servers send it at a stream's end).
     if not points or len(reported) < len(answer.calls) - sum(call.left_early for call in answer.calls):
         return None
-    prompts = [call.usage.prompt_tokens for call in reported if call.usage is not None]
-    total_completion = sum(call.usage.completion_tokens for call in reported if call.usage is not None)
+    usages = [call.usage for call in reported if call.usage is not None]
+    prompts = [usage.prompt_tokens for usage in usages]
+    total_completion = sum(usage.completion_tokens for usage in usages)
     points_completion = sum(call.usage.completion_tokens for call in points if call.usage is not None)
     # The smallest prompt stands for a sequential answer's (the question alone, give or take instructions).
     return ExtraTokens(sum(prompts) - min(prompts), total_completion - points_completion, estimated=True)
@@ -25,6 +26,5 @@ def _besides_the_answer(calls: list[CallRecord]) -> ExtraTokens | None:
     others = [call for call in calls if call.purpose != "sequential"]
     if any(call.usage is None and not call.left_early for call in others):
         return None
-    prompt = sum(call.usage.prompt_tokens for call in others if call.usage is not None)
-    completion = sum(call.usage.completion_tokens for call in others if call.usage is not None)
-    return ExtraTokens(prompt, completion, estimated=False)
+    spent = sum((call.usage for call in others if call.usage is not None), Usage())
+    return ExtraTokens(spent.prompt_tokens, spent.completion_tokens, estimated=False)

@@ -78,6 +78,7 @@ class Draft:
         self._attempt = ""
         self._clean = ""
         self._raw_done = 0
+        self._lead: int | None = None  # the first character of _clean that is not whitespace
         self._shown = ""
 
     @property
@@ -117,7 +118,7 @@ class Draft:
     # Sequential ----------------------------------------------------------------------------------
 
     def sequential_restart(self) -> None:
-        self._attempt, self._clean, self._raw_done = "", "", 0
+        self._attempt, self._clean, self._raw_done, self._lead = "", "", 0, None
 
     def sequential_delta(self, text: str, held: int = 0) -> None:
         """More of the answer; its last `held` characters wait (a loop may be forming there)."""
@@ -133,8 +134,10 @@ class Draft:
         # Trailing whitespace waits and leading whitespace is never shown: the final answer is stripped.
         while end and self._clean[end - 1].isspace():
             end -= 1
-        first = _FIRST_SHOWN.search(self._clean)
-        start = first.start() if first else end
+        if self._lead is None:  # where the shown text starts: once found, it stays while _clean grows
+            first = _FIRST_SHOWN.search(self._clean)
+            self._lead = first.start() if first else None
+        start = end if self._lead is None else self._lead
         if end - start > len(self._shown):
             self._show_more(self._clean[start + len(self._shown) : end])
 

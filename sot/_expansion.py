@@ -61,7 +61,7 @@ async def expand(
         log.info("point %d: no text of its own; showing its title", index + 1)
     run.expansions[index] = text
     turn.emit(events.PointDone(index, text))
-    run.draft.point_final(index, text)
+    turn.draft.point_final(index, text)
 
 
 class _Caller:
@@ -106,7 +106,7 @@ async def _call(
     setup, run, opts = job.setup, job.run, job.setup.options
     details = run.details[: len(job.points)]  # kept in step with run.points, of which points is a prefix
     prompt = setup.prompts.expansion(
-        run.question,
+        job.turn.question,
         job.points,
         job.index,
         template=setup.style.expansion_template,
@@ -114,7 +114,7 @@ async def _call(
         details=details,
         so_far=opts.pipeline,
     )
-    messages = [*run.history, *prompt]
+    messages = [*job.turn.history, *prompt]
     run.prompts_sent.append("\n".join(m.content for m in messages))
     sampled = sample_at is not None
     request = ChatRequest(
@@ -139,7 +139,7 @@ async def _call(
 def _point_job(job: Expansion) -> PointJob:
     instructions = job.setup.prompts.expansion_instructions(job.setup.style.expansion_template)
     return PointJob(
-        job.run.question,
+        job.turn.question,
         tuple(job.points),
         job.index,
         tuple(instructions),
@@ -159,4 +159,4 @@ def _point_failed(job: Expansion, exc: SotError, record: CallRecord) -> None:
         job.scope.cancel()
         return
     log.warning("point %d failed and is kept as its title: %s", index + 1, exc)
-    run.draft.point_final(index, job.points[index])
+    job.turn.draft.point_final(index, job.points[index])

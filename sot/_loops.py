@@ -112,9 +112,9 @@ class LoopWatch:
         self.text += delta
         if not self.looping:
             self._look()
-        # Worked out once a piece: views ask for it as often as the watch does.
-        self._held = self._holding()
-        if self.shown_live:
+        if self.shown_live:  # an expansion is shown whole once final: nothing is held from it
+            # Worked out once a piece: views ask for it as often as the watch does.
+            self._held = self._holding()
             self._shown = max(self._shown, len(self.text) - self._held)
 
     def _look(self) -> None:

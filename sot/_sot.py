@@ -23,7 +23,7 @@ from .templates import shared_prefix_fraction
 async def answer_with_sot(setup: Setup, turn: Turn, reason: str, width: int) -> Answer:
     """The SoT answer, at most `width` expansions at once, or the sequential one where the outline has
     too few points."""
-    run = SotRun(turn.question, _reader(setup, turn.question), turn.draft, turn.history)
+    run = SotRun(_reader(setup, turn.question))
     turn.emit(events.ModeChosen("sot", reason))
     async with anyio.create_task_group() as tg:
         await _outline(_FanOut(setup, turn, run, tg, width))
@@ -55,8 +55,9 @@ class _FanOut:
     def dispatch(self, new_points: list[str]) -> None:
         first = len(self.run.points) - len(new_points)
         for index, point in enumerate(new_points, start=first):
-            self.turn.emit(events.SkeletonPoint(index, sanitize(point)))
-            self.run.draft.add_point(sanitize(point))
+            title = sanitize(point)
+            self.turn.emit(events.SkeletonPoint(index, title))
+            self.turn.draft.add_point(title)
             if self.setup.options.pipeline:
                 self.start(index)
 
@@ -77,12 +78,12 @@ class _FanOut:
     def on_restart(self, attempt: int) -> None:
         # Points already kept stay (their expansions may be running); the new stream is parsed afresh
         # and continues the outline after them (see SotRun.take_new_points).
-        self.run.parser = _reader(self.setup, self.run.question)
+        self.run.parser = _reader(self.setup, self.turn.question)
         self.turn.emit(events.SkeletonRestarted(attempt))
 
     def on_another_look(self, attempt: int = 0) -> None:
         """A fresh outline that must extend the kept points, not retell them."""
-        self.run.parser = _reader(self.setup, self.run.question)
+        self.run.parser = _reader(self.setup, self.turn.question)
         self.run.parser.keep(self.run.points)
         self.turn.emit(events.SkeletonRestarted(attempt))
 
@@ -111,7 +112,7 @@ async def _outline(fan: _FanOut) -> None:
         fan.stop()
         return
     fan.turn.emit(events.SkeletonDone(tuple(run.points)))
-    run.draft.outline_complete()
+    fan.turn.draft.outline_complete()
     fan.start_all()
 
 
@@ -178,7 +179,7 @@ def _assembled(setup: Setup, turn: Turn, run: SotRun, reason: str) -> Answer:
     answer.points = points
     answer.expansions = [run.expansions.get(i, "") for i in range(len(points))]
     answer.failed_points = sorted(run.failed)
-    answer.text = run.draft.text
+    answer.text = turn.draft.text
     answer.pipelined = setup.options.pipeline
     answer.shared_prefix_fraction = shared_prefix_fraction(run.prompts_sent)
     # By purpose, not position: with pipelining an expansion often finishes before the skeleton.

@@ -67,12 +67,9 @@ def unlooped(outcome: CallOutcome, watch: LoopWatch) -> CallOutcome:
 
 @dataclass
 class SotRun:
-    """The mutable state of one SoT answer."""
+    """The mutable state of one SoT answer (its question, history and draft are its Turn's)."""
 
-    question: str
     parser: OutlineReader  # of the current skeleton attempt
-    draft: Draft
-    history: tuple[Message, ...] = ()  # earlier turns, sent before every prompt
     points: list[str] = field(default_factory=list)  # the outline: points kept across attempts, in order
     details: list[str] = field(default_factory=list)  # what the outline said of each point beyond its title
     expansions: dict[int, str] = field(default_factory=dict)

@@ -67,6 +67,9 @@ class ExtraTokens:
     completion_tokens: int
     estimated: bool
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
 
 @dataclass
 class Answer:
@@ -133,5 +136,5 @@ class Answer:
             "truncated": self.truncated,
             "fell_back": self.fell_back,
             "fan_out": self.fan_out,
-            "extra_tokens": None if self.extra_tokens is None else asdict(self.extra_tokens),
+            "extra_tokens": None if self.extra_tokens is None else self.extra_tokens.to_dict(),
         }

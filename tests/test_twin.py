@@ -81,9 +81,11 @@ def wait_for_metrics(server: TwinServer, name: str, value: float) -> dict[str, t
     deadline = time.monotonic() + 5
     while True:
         metrics = parse_prometheus(HTTP.get(server.url + "/metrics").text)
-        if metrics[name][2] == value or time.monotonic() > deadline:
+        if metrics[name][2] == value:
             return metrics
-        time.sleep(0.005)
+        if time.monotonic() > deadline:
+            pytest.fail(f"{name} never read {value} (last: {metrics[name][2]})")
+        time.sleep(0.005)  # polling a server's own counter, not ordering two tasks
 
 
 def parse_prometheus(text: str) -> dict[str, tuple[str, dict[str, str], float]]:

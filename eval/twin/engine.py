@@ -43,7 +43,6 @@ class Stream:
     cached: int = 0
     decoded: int = 0  # tokens decoded so far
     visible: int = 0  # of them, handed to the HTTP side
-    cancelled: bool = False
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -99,7 +98,7 @@ class Engine:
         """A client that went away frees its slot at the next step, as vLLM aborts such a request."""
         if stream.finished is not None:
             return
-        stream.cancelled, stream.finished = True, self.now()
+        stream.finished = self.now()
         self.counters.cancelled += 1
         with suppress(ValueError):
             self.waiting.remove(stream)

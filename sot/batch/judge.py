@@ -77,7 +77,6 @@ def pairs_from(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict
     return [(by_mode["sot"][i], by_mode["sequential"][i]) for i in by_mode["sot"] if i in by_mode["sequential"]]
 
 
-ENV_JUDGE_API_KEY = constants.ENV_JUDGE_API_KEY
 # The endpoint check is one small GET: a server that cannot answer it this fast is not ready to judge.
 PROBE_DEADLINE_S = constants.CONNECT_TIMEOUT_S
 _NOT_A_URL = "'base_url' must be the judge's OpenAI-compatible address, http(s)://host[:port]/path (e.g. http://127.0.0.1:8091/v1)"
@@ -132,7 +131,8 @@ class JudgeEndpoint:
                 ) from None
         if status in (401, 403):
             raise AuthenticationError(
-                f"the judge server refused the request (HTTP {status}): check 'api_key' (or ${ENV_JUDGE_API_KEY})",
+                f"the judge server refused the request (HTTP {status}): check 'api_key' "
+                f"(or ${constants.ENV_JUDGE_API_KEY})",
                 status_code=status,
                 options=("api_key",),
             )

@@ -80,7 +80,7 @@ def make_record(
             fell_back=answer.fell_back,
             # The load-aware fan-out, and the tokens beyond a sequential answer (SoT's estimated).
             fan_out=answer.fan_out,
-            extra_tokens=None if answer.extra_tokens is None else asdict(answer.extra_tokens),
+            extra_tokens=None if answer.extra_tokens is None else answer.extra_tokens.to_dict(),
         )
     return record
 

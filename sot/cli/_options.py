@@ -147,8 +147,3 @@ def with_connection_options(command: Callable[..., None]) -> Callable[..., None]
         for spec in fields(Connection)
     ]
     return _inserting(command, added, "connection", lambda values: Connection(**values))
-
-
-def answer_option_names() -> tuple[str, ...]:
-    """The fields every answering command offers as flags (what a test checks against each command)."""
-    return tuple(spec.name for spec in fields(Options))

@@ -21,6 +21,7 @@ from ..errors import (
     SotError,
 )
 from ..options import flag
+from .translate import SOT_FIELDS
 
 # The library names the client's settings; the proxy's operator set them as `sot proxy` flags, where
 # the upstream is --upstream and --api-key is the key clients present, not the one sent upstream.
@@ -38,12 +39,11 @@ def in_proxy_terms(exc: SotError) -> str:
 
 
 # What a client may set per request, and where in the body: sot's own fields go in a `sot` object.
-_BODY_FIELDS = {"mode", "max_points", "point_max_tokens", "allow_partial", "pipeline", "outline"}
 
 
 def request_field(name: str) -> str:
     """A library option's name as a request body spells it (``sot.max_points``, ``temperature``)."""
-    return f"sot.{name}" if name in _BODY_FIELDS else name
+    return f"sot.{name}" if name in SOT_FIELDS or name == "outline" else name
 
 
 def in_client_terms(exc: SotError) -> str:

@@ -13,7 +13,7 @@ from ..result import Answer, ExtraTokens, Usage
 from ..templates import Message
 
 # What a client may set per request in the body's "sot" object (server-side limits stay the server's).
-_SOT_FIELDS = {"mode": str, "max_points": int, "point_max_tokens": int, "allow_partial": bool, "pipeline": bool}
+SOT_FIELDS = {"mode": str, "max_points": int, "point_max_tokens": int, "allow_partial": bool, "pipeline": bool}
 _MODE_ALIASES = {"seq": "sequential", "sequential": "sequential", "sot": "sot", "auto": "auto"}
 
 
@@ -107,9 +107,9 @@ def plan(body: dict[str, Any]) -> ChatPlan:
     for name, value in sot.items():
         if name == "outline":
             continue
-        kind = _SOT_FIELDS.get(name)
+        kind = SOT_FIELDS.get(name)
         if kind is None:
-            raise ConfigurationError(f"unknown sot option {name!r}: use {', '.join(sorted([*_SOT_FIELDS, 'outline']))}")
+            raise ConfigurationError(f"unknown sot option {name!r}: use {', '.join(sorted([*SOT_FIELDS, 'outline']))}")
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise ConfigurationError(f"sot option {name} must be a {kind.__name__}")
         overrides[name] = value
@@ -178,7 +178,7 @@ def sot_summary(answer: Answer) -> dict[str, Any]:
         "calls": len(answer.calls),
         "timings": {k: v for k, v in vars(timings).items() if v is not None},
         "fan_out": answer.fan_out,
-        "extra_tokens": None if answer.extra_tokens is None else vars(answer.extra_tokens),
+        "extra_tokens": None if answer.extra_tokens is None else answer.extra_tokens.to_dict(),
     }
 
 

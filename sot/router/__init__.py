@@ -9,6 +9,7 @@ costs start-up time that a `--mode sequential` answer never needs.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     Router: TypeAlias = LearnedRouter | RulesRouter | LLMRouter
 
 
+@functools.cache
 def learned_installed() -> bool:
     """Whether the learned router's packages (the router extra) are installed."""
     return all(importlib.util.find_spec(name) is not None for name in ("numpy", "tokenizers", "wordllama"))

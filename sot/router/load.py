@@ -101,7 +101,7 @@ def decide_fan_out(
     elif load.waiting > 0:
         room, why = 0, _busy(load) + f", {load.waiting} waiting"
     elif load.capacity is not None:
-        free = max(0, load.capacity - load.running - granted)
+        free = max(0, (load.free or 0) - granted)  # none waiting here (above)
         taken = f", {granted} given to other answers since" if granted else ""
         room, why = free, _busy(load) + f"{taken}, {free} free"
     elif load.kv_usage is not None and load.kv_usage > KV_HIGH_MARK:
