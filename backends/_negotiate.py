@@ -85,35 +85,30 @@ _REFUSAL_CODES = frozenset(
 )
 # pydantic's errors for a value outside a fixed set (vLLM's reasoning_effort: low|medium|high).
 _VALUE_CODES = frozenset({"literal_error", "enum"})
+# The wordings below stay text until a refusal needs them: re compiles (and caches) them then, which
+# costs milliseconds that most processes, never refused, would spend at start-up.
 # The same errors printed as Python reprs inside a message (vLLM, SGLang: "[{'type': 'literal_error', 'loc': ...").
-_PYDANTIC_REPR = re.compile(r"""'type':\s*'(extra_forbidden|literal_error|enum)',\s*'loc':\s*\('body',\s*'(\w+)'""")
+_PYDANTIC_REPR = r"""'type':\s*'(extra_forbidden|literal_error|enum)',\s*'loc':\s*\('body',\s*'(\w+)'"""
 _Q = r"""\\?["'`]?"""  # an optional quote (maybe escaped) around a field name
 _NAME = r"([A-Za-z_][\w.\[\]]*)"
-_WORDING = [
-    re.compile(rf"unsupported (?:parameter|value|field|argument)s?\s*:?\s*{_Q}{_NAME}", re.IGNORECASE),
-    re.compile(rf"unknown (?:name|field|parameter|argument)s?\s*:?\s*{_Q}{_NAME}{_Q}(?: at '([\w.\[\]]+)')?", re.I),
-    re.compile(rf"unrecogni[sz]ed (?:request )?(?:argument|parameter|field)s?(?: supplied)?\s*:?\s*{_Q}{_NAME}", re.I),
-    re.compile(
-        rf"""["'`]{_NAME}["'`]\s*:?\s*(?:is |are )?(?:not supported|unsupported|not allowed|not permitted|"""
-        r"""does not support|is not a valid parameter)""",
-        re.IGNORECASE,
-    ),
-    re.compile(
-        rf"(?:parameter|field|argument|property)\s+{_Q}{_NAME}{_Q}\s+(?:is\s+)?(?:not supported|unsupported|"
-        r"not allowed|not permitted|unknown)",
-        re.IGNORECASE,
-    ),
+_WORDING = (  # each case-insensitive
+    rf"unsupported (?:parameter|value|field|argument)s?\s*:?\s*{_Q}{_NAME}",
+    rf"unknown (?:name|field|parameter|argument)s?\s*:?\s*{_Q}{_NAME}{_Q}(?: at '([\w.\[\]]+)')?",
+    rf"unrecogni[sz]ed (?:request )?(?:argument|parameter|field)s?(?: supplied)?\s*:?\s*{_Q}{_NAME}",
+    rf"""["'`]{_NAME}["'`]\s*:?\s*(?:is |are )?(?:not supported|unsupported|not allowed|not permitted|"""
+    r"""does not support|is not a valid parameter)""",
+    rf"(?:parameter|field|argument|property)\s+{_Q}{_NAME}{_Q}\s+(?:is\s+)?(?:not supported|unsupported|"
+    r"not allowed|not permitted|unknown)",
     # Bare names ("logprobs is not supported"): safe, since only a field the request sent can match.
-    re.compile(rf"\b{_NAME} (?:is|are) (?:not supported|unsupported|not allowed|not permitted)", re.IGNORECASE),
-    re.compile(rf"does not support (?:the )?(?:parameter|field|argument)s?\s*:?\s*{_Q}{_NAME}", re.IGNORECASE),
-    re.compile(rf"unexpected (?:keyword )?(?:argument|field|parameter|property)s?\s*:?\s*{_Q}{_NAME}", re.I),
-    re.compile(rf"\({_Q}{_NAME}{_Q} (?:was|were) unexpected\)", re.IGNORECASE),  # JSON Schema's additionalProperties
-    re.compile(rf"{_NAME}\s*:\s*extra (?:inputs|fields) (?:are )?not permitted", re.IGNORECASE),
-]
-_REFUSAL_WORDS = re.compile(
+    rf"\b{_NAME} (?:is|are) (?:not supported|unsupported|not allowed|not permitted)",
+    rf"does not support (?:the )?(?:parameter|field|argument)s?\s*:?\s*{_Q}{_NAME}",
+    rf"unexpected (?:keyword )?(?:argument|field|parameter|property)s?\s*:?\s*{_Q}{_NAME}",
+    rf"\({_Q}{_NAME}{_Q} (?:was|were) unexpected\)",  # JSON Schema's additionalProperties
+    rf"{_NAME}\s*:\s*extra (?:inputs|fields) (?:are )?not permitted",
+)
+_REFUSAL_WORDS = (  # case-insensitive
     r"unsupported|not supported|unknown (?:name|field|parameter)|unrecogni[sz]ed|not permitted|not allowed|"
-    r"extra (?:inputs|fields)|does not support|only the default|unexpected (?:keyword|argument|field|property)",
-    re.IGNORECASE,
+    r"extra (?:inputs|fields)|does not support|only the default|unexpected (?:keyword|argument|field|property)"
 )
 
 
@@ -171,9 +166,10 @@ def find_refusals(status: int, body: Any, sent: Mapping[str, Any]) -> list[Refus
 
     for item in _texts_and_dicts(body):
         if isinstance(item, str):
-            for match in _PYDANTIC_REPR.finditer(item):
+            for match in re.finditer(_PYDANTIC_REPR, item):
                 add(_top_level(match.group(2), sent), match.group(1) != "extra_forbidden")
-            for pattern in _WORDING:
+            for wording in _WORDING:
+                pattern = re.compile(wording, re.IGNORECASE)
                 for match in pattern.finditer(item):
                     at = match.group(2) if pattern.groups > 1 else None
                     value_only = bool(re.search(r"unsupported value|[\"'`]\s*does not support", match.group(0), re.I))
@@ -183,14 +179,14 @@ def find_refusals(status: int, body: Any, sent: Mapping[str, Any]) -> list[Refus
         param = item.get("param")
         code = str(item.get("code") or item.get("type") or "")
         message = str(item.get("message") or item.get("msg") or "")
-        if isinstance(param, str) and (code in _REFUSAL_CODES or _REFUSAL_WORDS.search(message)):
+        if isinstance(param, str) and (code in _REFUSAL_CODES or re.search(_REFUSAL_WORDS, message, re.IGNORECASE)):
             add(_top_level(param, sent), code == "unsupported_value" or "unsupported value" in message.lower())
         loc = item.get("loc")
         if (
             isinstance(loc, list)
             and len(loc) > 1
             and loc[0] == "body"
-            and (code in _VALUE_CODES or code == "extra_forbidden" or _REFUSAL_WORDS.search(message))
+            and (code in _VALUE_CODES or code == "extra_forbidden" or re.search(_REFUSAL_WORDS, message, re.IGNORECASE))
         ):
             add(_top_level(".".join(str(part) for part in loc[1:]), sent), code in _VALUE_CODES)
     return list(found.values())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 import anyio
 import httpx
@@ -35,14 +35,15 @@ from ._errors import (
     names_api_version,
     parse_retry_after,
 )
-from ._load import LOAD_READ_TIMEOUT_S, LoadMonitor, LoadReading
 from ._negotiate import Negotiator
 from ._pool import upstream_client
-from ._probe import ProbeFailed, get_reply, model_ids
 from ._reasoning import ChunkFilter
 from ._redact import redact
 from ._response import completion, error_status, events
 from .base import ChatChunk, ChatRequest
+
+if TYPE_CHECKING:
+    from ._load import LoadMonitor, LoadReading
 
 Dialect = Literal["openai", "llama.cpp", "vllm"]
 __all__ = ["Dialect", "OpenAICompatBackend", "build_body", "parse_retry_after", "redact"]
@@ -197,6 +198,8 @@ class OpenAICompatBackend:
         read at most once a second however many answers ask, on a small client of its own so the reading
         never queues behind this endpoint's streams; None where it publishes nothing."""
         if self._monitor is None:
+            from ._load import LoadMonitor  # what only load-aware answers need: imported by the first
+
             http = _load_client(self._http.headers.get("Authorization"), self._auth, self._verify)
             self._monitor = LoadMonitor(http, self.base_url)
         return await self._monitor.read()
@@ -275,6 +278,8 @@ class OpenAICompatBackend:
         Where the address or the key is wrong (nothing listening, a page without the API, 401), the error is
         the one a chat call would meet: the same line and exit code whether or not a model was given.
         """
+        from ._probe import ProbeFailed, get_reply, model_ids  # only where no model was named
+
         unlisted = f"no model given ('model', or ${constants.ENV_MODEL}) and the server's model list is unavailable"
         try:
             reply = await get_reply(self._http, self.base_url + "/models", deadline_s=deadline_s)
@@ -312,6 +317,8 @@ class OpenAICompatBackend:
 def _load_client(
     authorization: str | None, auth: httpx.Auth | None, verify: ssl.SSLContext | bool
 ) -> httpx.AsyncClient:
+    from ._load import LOAD_READ_TIMEOUT_S
+
     headers = {"Authorization": authorization} if authorization else {}
     return httpx.AsyncClient(
         headers=headers,

@@ -12,6 +12,7 @@ and the second the whole command against a server that costs nothing. Medians of
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -55,8 +56,14 @@ def one_run(sot: str, server: FakeServer) -> tuple[float, float, float]:
 
 # What `sot ask` cannot send its first request without: the design card's httpx, anyio, tenacity, jinja2
 # and typer, with what httpx itself imports only for its first request (httpcore) and the event loop
-# (asyncio). The floor: sot's own share is what the command takes beyond it.
-LIBRARIES = "import httpx, httpcore, asyncio, anyio.streams.memory, tenacity, jinja2.sandbox, typer"
+# (asyncio, and anyio's backend for it, which anyio.run and httpcore's connections load). The floor:
+# sot's own share is what the command takes beyond it.
+LIBRARIES = (
+    "import httpx, httpcore, asyncio, anyio.streams.memory, anyio._backends._asyncio, tenacity, jinja2.sandbox, typer"
+)
+# httpx imports its own command line (click, rich, pygments: tens of ms) wherever all three are
+# installed: not by sot's plain install, but by its extras (uvicorn brings click). The yardstick moves with it.
+HTTPX_CLI = ("click", "rich", "pygments")
 
 
 TARGET = 1.5  # start to the first request, over `python -c "import httpx"` (issue 30)
@@ -114,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
             for label, path in commands.items():
                 runs[label].append(one_run(path, server))
     httpx_s, floor_s = statistics.median(yardstick), statistics.median(floor)
+    httpx_cli = all(importlib.util.find_spec(name) is not None for name in HTTPX_CLI)
     # Ratios and differences taken run by run (each run's three processes back to back), then the median:
     # a machine busier for some runs moves all three together, not one median against another's.
     floor_ratio = statistics.median(f / y for f, y in zip(floor, yardstick, strict=True))
@@ -138,6 +146,7 @@ def main(argv: list[str] | None = None) -> None:
             for label, path in commands.items()
         },
         "python_c_import_httpx_s": {"median": round(httpx_s, 4), "all": [round(t, 4) for t in yardstick]},
+        "httpx_imports_its_cli": httpx_cli,
         "required_libraries_s": {
             "code": LIBRARIES,
             "median": round(floor_s, 4),
@@ -160,6 +169,10 @@ def main(argv: list[str] | None = None) -> None:
         f'Yardstick, in the same run: `python -c "import httpx"` takes {httpx_s:.3f} s (median); the libraries '
         f"`sot ask` needs before its first request alone (`{LIBRARIES}`) are imported after {floor_s:.3f} s "
         f"({floor_ratio:.2f}x).",
+        "",
+        f"Here `import httpx` {'also imports' if httpx_cli else 'does not import'} httpx's own command line "
+        f"({', '.join(HTTPX_CLI)} {'are' if httpx_cli else 'are not all'} installed: "
+        f"{'an install with extras' if httpx_cli else 'a plain install'}).",
         "",
         "sot's own share is the command's figure less the libraries'.",
         "",

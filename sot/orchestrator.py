@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import anyio
 
@@ -28,21 +28,22 @@ from ._cost import extra_tokens
 from ._draft import Draft
 from ._sequential import answer_sequentially
 from ._shape import SkeletonShape
-from ._sot import answer_with_sot
 from ._turn import Emit, Setup, Turn
-from .backends._load import LoadReading
 from .backends.base import Backend, Constraint, LoadAware
 from .calls import Caller
 from .errors import SotError
 from .options import Options
 from .profiles import GENERIC, Profile, Style, profile_named
 from .result import Answer, Usage
-from .router.decision import Route
 from .router.load import FanOut, Grants, decide_fan_out
 from .templates import Message, Prompts
 
+if TYPE_CHECKING:
+    from .backends._load import LoadReading
+    from .router.decision import Route
+
 log = logging.getLogger("sot.orchestrator")
-_Reading = LoadReading | None
+_Reading: TypeAlias = "LoadReading | None"
 
 
 class Router(Protocol):
@@ -147,6 +148,8 @@ class Orchestrator:
         if fan is not None and fan.mode == "sequential" and self.options.mode == "auto":
             mode, reason = "sequential", f"load: {fan.reason}"
         if mode == "sot":
+            from ._sot import answer_with_sot  # the outline and expansion machinery: not for sequential answers
+
             width = fan.width if fan is not None else self.options.max_parallel
             grant = self.grants.give(width, time.monotonic())
             try:

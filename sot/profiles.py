@@ -20,7 +20,6 @@ from . import constants
 from ._shape import SkeletonShape
 from .calls import CallOutcome
 from .errors import ConfigurationError
-from .outline import SkeletonParser
 from .templates import EXPAND, EXPAND_BRIEF, SKELETON, SKELETON_BRIEF
 
 GENERIC, SMALL = constants.PROFILES
@@ -173,6 +172,8 @@ class GenericProfile:
         return BRIEF if brief else FULL
 
     def outline_reader(self, shape: SkeletonShape, question: str) -> OutlineReader:
+        from .outline import SkeletonParser  # compiles the outline's patterns: only for SoT answers
+
         return SkeletonParser(shape=shape)
 
     def expansion_stop(self, index: int, lead: bool) -> tuple[str, ...]:

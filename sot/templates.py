@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 
 import jinja2
@@ -45,7 +44,11 @@ def neutral(text: str) -> str:
 
 
 def _package_dir() -> Path:
-    return Path(str(resources.files("sot.prompts")))
+    # The package's own folder, not importlib.resources: that imports zipfile (milliseconds at start-up)
+    # for zipped installs, whose templates a file-system loader could not read anyway.
+    from . import prompts
+
+    return Path(prompts.__file__).parent
 
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")

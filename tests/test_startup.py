@@ -13,16 +13,26 @@ from _fakes import FakeServer
 
 PROBE = """
 import json, sys
-from sot.cli import app
+import sot.cli
 try:
-    app(sys.argv[1:])
+    sot.cli.main()  # as the `sot` script does: builds the command named in sys.argv
 except SystemExit:
     pass
-print(json.dumps(sorted(m for m in ("openai", "numpy", "wordllama", "pydantic_core._pydantic_core") if m in sys.modules)))
+print(json.dumps(sorted(sys.modules)))
 """
 
+# What only an SoT answer, a load-aware one, a server without a named model or a zipped install needs.
+NOT_FOR_A_SEQUENTIAL_ASK = (
+    "sot._sot",
+    "sot._expansion",
+    "sot.outline",
+    "sot.backends._load",
+    "sot.backends._probe",
+    "zipfile",
+)
 
-def test_a_sequential_ask_loads_neither_the_openai_sdk_nor_the_router_model() -> None:
+
+def _loaded_by_a_sequential_ask() -> set[str]:
     with FakeServer() as server:
         done = subprocess.run(
             [sys.executable, "-c", PROBE, "ask", "--mode", "sequential", "--base-url", server.url, "--model", "m", "q"],
@@ -32,11 +42,28 @@ def test_a_sequential_ask_loads_neither_the_openai_sdk_nor_the_router_model() ->
             check=False,
         )
         assert len(server.requests) == 1
-    loaded = json.loads(done.stdout.strip().splitlines()[-1])
-    assert "openai" not in loaded and "numpy" not in loaded and "wordllama" not in loaded
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_a_sequential_ask_loads_neither_the_openai_sdk_nor_the_router_model() -> None:
+    loaded = _loaded_by_a_sequential_ask()
+    assert not loaded & {"openai", "numpy", "wordllama", "pydantic_core._pydantic_core"}
+
+
+def test_a_sequential_ask_loads_none_of_what_only_other_answers_need() -> None:
+    assert not _loaded_by_a_sequential_ask() & set(NOT_FOR_A_SEQUENTIAL_ASK)
 
 
 def test_the_openai_sdk_is_a_test_dependency_only() -> None:
     project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]
     assert not any(dep.startswith("openai") for dep in project["dependencies"])
     assert any(dep.startswith("openai") for dep in project["optional-dependencies"]["dev"])
+
+
+def test_importing_sot_loads_its_modules_only_when_a_name_is_used() -> None:
+    code = (
+        "import json, sys, sot; before = sorted(m for m in sys.modules if m.startswith('sot.')); "
+        "sot.Client; print(json.dumps([before, 'sot.client' in sys.modules, sorted(dir(sot)) == sorted(sot.__all__)]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(done.stdout) == [[], True, True]
