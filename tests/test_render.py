@@ -9,7 +9,8 @@ from rich.console import Console
 
 import sot
 from sot import events
-from sot.render import LiveRenderer, PlainRenderer, status_line
+from sot._live import LiveRenderer
+from sot.render import PlainRenderer, status_line
 
 SCRIPT: list[events.Event] = [
     events.ModeChosen("sot", "router"),

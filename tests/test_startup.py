@@ -21,8 +21,10 @@ except SystemExit:
 print(json.dumps(sorted(sys.modules)))
 """
 
-# What only an SoT answer, a load-aware one, a server without a named model or a zipped install needs.
+# What only an SoT answer, a load-aware one, a server without a named model, a terminal (the live view,
+# and with it rich) or a zipped install needs.
 NOT_FOR_A_SEQUENTIAL_ASK = (
+    "sot._live",
     "sot._sot",
     "sot._expansion",
     "sot.outline",

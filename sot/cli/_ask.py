@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
@@ -13,9 +13,13 @@ from .._sanitize import sanitize
 from ..client import Client
 from ..errors import SotError
 from ..events import AnswerDone
+from ..render import PlainRenderer
 from ..result import Answer
 from ._common import Debug, connect, fail, interrupted, read_question
 from ._options import Connection, with_answer_options, with_connection_options
+
+if TYPE_CHECKING:
+    from .._live import LiveRenderer
 
 
 @with_connection_options
@@ -57,10 +61,10 @@ async def _ask(client: Client, question: str, as_json: bool, stream: bool) -> di
 
 async def _show(client: Client, question: str, *, live: bool) -> Answer | None:
     """The answer drawn as it forms (a live view on a terminal, plain text in order elsewhere)."""
-    from ..render import LiveRenderer, PlainRenderer  # rich: only once there is something to show
-
     renderer: LiveRenderer | PlainRenderer
     if live:
+        from .._live import LiveRenderer  # rich: only for a terminal, once there is something to show
+
         renderer = LiveRenderer(status="starting the local model server…" if client.uses_local_backend else "thinking…")
     else:
         renderer = PlainRenderer()
