@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, TypedDict
 
@@ -17,6 +18,14 @@ def flag(name: str) -> str:
     """An option's name as the command line spells it (``max_points`` -> ``--max-points``; a field may
     name its own, as ``prompts_dir`` does: ``--prompts``)."""
     return _OWN_FLAGS.get(name) or "--" + name.replace("_", "-")
+
+
+Spelling = Callable[[str], str]
+
+
+def spelling(renamed: Mapping[str, str]) -> Spelling:
+    """How a command spells option names: its own flag where it renames one, else ``flag(name)``."""
+    return lambda name: renamed.get(name) or flag(name)
 
 
 def check_number(

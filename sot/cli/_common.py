@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 import traceback
-from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 import typer
@@ -14,7 +13,7 @@ import typer
 from .. import _logging, constants
 from ..client import Client
 from ..errors import ConfigurationError, SkeletonError, SotError
-from ..options import flag
+from ..options import Spelling, flag
 from ._options import Connection
 
 
@@ -29,13 +28,6 @@ Debug = Annotated[
         "--debug", "-v", callback=_debug, help="Log what sot does (retries, fallbacks, servers) and show tracebacks."
     ),
 ]
-
-Spelling = Callable[[str], str]
-
-
-def spelt(renamed: Mapping[str, str]) -> Spelling:
-    """How a command spells the library's option names: its own flag where it renames one, else ``--name``."""
-    return lambda name: renamed.get(name) or flag(name)
 
 
 def _as_met(exc: BaseException, spell: Spelling) -> tuple[str, str]:

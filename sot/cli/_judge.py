@@ -10,13 +10,14 @@ import typer
 
 from .. import constants
 from ..errors import ConfigurationError, SotError
-from ._common import Debug, fail, interrupted, spelt
+from ..options import spelling
+from ._common import Debug, fail, interrupted
 
 if TYPE_CHECKING:
     from ..batch.judge import JudgeSummary
 
 # The judge's endpoint, in the library's terms, is this command's --judge-* flags.
-_SPELLING = spelt({"base_url": "--judge-base-url", "model": "--judge-model", "api_key": "--judge-api-key"})
+_SPELLING = spelling({"base_url": "--judge-base-url", "model": "--judge-model", "api_key": "--judge-api-key"})
 _NO_JUDGE = (
     "no judge given: --judge-base-url is required, the OpenAI-compatible address of a model able to judge "
     "(e.g. http://127.0.0.1:8091/v1 from `sot serve --gguf JUDGE.gguf --port 8091`), with --judge-model where it "

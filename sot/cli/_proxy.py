@@ -10,7 +10,9 @@ import typer
 from .. import constants
 from ..backends.openai_compat import dialect_named
 from ..errors import ConfigurationError, SotError
-from ._common import Debug, fail, interrupted, spelt
+from ..options import spelling
+from ..proxy.settings import FLAGS
+from ._common import Debug, fail, interrupted
 from ._options import Dialect, Gguf, LlamaServer, Model, with_answer_options
 
 if TYPE_CHECKING:
@@ -43,8 +45,7 @@ UpstreamKey = Annotated[
         show_envvar=False,
     ),
 ]
-# ProxySettings' fields as this command's flags; the library's base_url and api_key are the upstream's here.
-_SPELLING = spelt({"base_url": "--upstream", "api_key": "--upstream-api-key", "queue_timeout_s": "--queue-timeout"})
+_SPELLING = spelling(FLAGS)
 _EXTRA = "sot proxy needs the proxy extra (Starlette and uvicorn): pip install 'sot-llm[proxy]'"
 
 

@@ -2,10 +2,27 @@
 
 Point any OpenAI client's base URL at it: chat completions are answered through the orchestrator
 (the router decides per request), everything SoT cannot serve goes upstream untouched.
+
+The server stack (Starlette, uvicorn) is the ``proxy`` extra: its names are imported on first use, so
+the proxy's settings and flags can be read without it.
 """
 
-from .app import create_app
-from .server import BackgroundProxy, serve
-from .settings import ProxySettings
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import create_app as create_app
+    from .server import BackgroundProxy as BackgroundProxy
+    from .server import serve as serve
+    from .settings import ProxySettings as ProxySettings
+
+_MODULE_OF = {"create_app": ".app", "BackgroundProxy": ".server", "serve": ".server", "ProxySettings": ".settings"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_MODULE_OF[name], __name__), name)
+
 
 __all__ = ["BackgroundProxy", "ProxySettings", "create_app", "serve"]

@@ -20,17 +20,12 @@ from ..errors import (
     ServerError,
     SotError,
 )
-from ..options import flag
+from ..options import spelling
+from .settings import FLAGS
 from .translate import SOT_FIELDS
 
-# The library names the client's settings; the proxy's operator set them as `sot proxy` flags, where
-# the upstream is --upstream and --api-key is the key clients present, not the one sent upstream.
-_RENAMED = {"base_url": "--upstream", "api_key": "--upstream-api-key"}
-
-
-def proxy_flag(name: str) -> str:
-    """A library option's name as `sot proxy` spells it."""
-    return _RENAMED.get(name) or flag(name)
+# The library names the client's settings; the proxy's operator set them as `sot proxy` flags.
+proxy_flag = spelling(FLAGS)
 
 
 def in_proxy_terms(exc: SotError) -> str:
