@@ -40,7 +40,6 @@ DEFAULT_TEMPERATURE: Final[float | None] = None
 # Reasoning models: "off", "low" or "default" (the server's own setting); thinking text is dropped
 # from answers, and kept in the Answer only with keep_reasoning.
 DEFAULT_REASONING: Final = "default"
-REASONING_LEVELS: Final = ("off", "low", "default")
 # A refused request field is adapted and the call sent again at once; at most this many per call.
 MAX_ADAPTATIONS_PER_CALL: Final = 8
 
@@ -86,7 +85,6 @@ LOCAL_MODEL_NAME: Final = "smollm2-135m-instruct"
 # "auto": the learned router where its packages (the router extra: numpy, tokenizers, wordllama) are
 # installed, else the rules router; a plain install stays light for remote endpoints.
 DEFAULT_ROUTER: Final = "auto"
-ROUTERS: Final = ("auto", "learned", "rules", "llm")
 ROUTER_TOKENIZER_FILE: Final = "l2_supercat_tokenizer_config.json"
 ROUTER_WEIGHTS_FILE: Final = "l2_supercat_256.safetensors"
 ROUTER_MODEL_FILE: Final = "router_model.json"  # inside sot/router/, written by eval/router/train.py

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, get_args
 
 from . import constants
 from .backends.base import Reasoning
 from .errors import ConfigurationError
 
 RequestedMode = Literal["auto", "sot", "sequential"]
+RouterName = Literal["auto", "learned", "rules", "llm"]
 
 
 def flag(name: str) -> str:
@@ -157,7 +158,7 @@ class Options:
             "the embedded model's default)."
         ),
     )
-    router: Literal["auto", "learned", "rules", "llm"] = field(
+    router: RouterName = field(
         default=constants.DEFAULT_ROUTER,
         metadata=_about(
             "Router for mode auto: learned (needs the router extra), rules, llm (asks the model), "
@@ -210,9 +211,9 @@ class Options:
 
     def _check_choices(self) -> None:
         for name, allowed in (
-            ("mode", ("auto", "sot", "sequential")),
-            ("reasoning", constants.REASONING_LEVELS),
-            ("router", constants.ROUTERS),
+            ("mode", get_args(RequestedMode)),
+            ("reasoning", get_args(Reasoning)),
+            ("router", get_args(RouterName)),
             ("profile", (None, *constants.PROFILES)),
         ):
             value = getattr(self, name)
