@@ -195,11 +195,13 @@ _Error = TypeVar("_Error", bound=BackendError)
 
 def _too_long(where: str, suffix: str, status: int) -> ContextLengthError:
     said = f"the prompt and the answer do not fit the model's context ({where}): "
-    error = ContextLengthError(
-        f"{said}{_CONTEXT_FIX}{suffix}", status_code=status, options=("max_tokens", "point_max_tokens")
+    # own_from: the server's words are quoted as they came
+    return ContextLengthError(
+        f"{said}{_CONTEXT_FIX}{suffix}",
+        status_code=status,
+        options=("max_tokens", "point_max_tokens"),
+        own_from=len(said),
     )
-    error.own_from = len(said)  # the server's words are quoted as they came
-    return error
 
 
 def at_address(error: _Error) -> _Error:

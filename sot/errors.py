@@ -117,8 +117,9 @@ class BackendError(SotError):
         retryable: bool | None = None,
         retry_after: float | None = None,
         options: Iterable[str] = (),
+        own_from: int = 0,
     ) -> None:
-        super().__init__(message, options=options)
+        super().__init__(message, options=options, own_from=own_from)
         self.status_code = status_code
         self.request_id = request_id
         self.retry_after = retry_after

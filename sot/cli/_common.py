@@ -38,8 +38,6 @@ def _as_met(exc: BaseException, spell: Spelling) -> tuple[str, str]:
         return type(exc).__name__, str(exc)
     if isinstance(exc, SkeletonError) and getattr(exc, "setup_error", False):
         cause = getattr(type(exc), "cause_type", type(exc))
-        if exc.cause_message is None:
-            return cause.__name__, exc.message_in(spell)
         return cause.__name__, exc.message_in(spell, exc.cause_message, exc.cause_own_from)
     return type(exc).__name__, exc.message_in(spell)
 
