@@ -18,6 +18,7 @@ the knowledge, but nothing depends on them: an unknown name that refuses the sam
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -85,8 +86,8 @@ _REFUSAL_CODES = frozenset(
 )
 # pydantic's errors for a value outside a fixed set (vLLM's reasoning_effort: low|medium|high).
 _VALUE_CODES = frozenset({"literal_error", "enum"})
-# The wordings below stay text until a refusal needs them: re compiles (and caches) them then, which
-# costs milliseconds that most processes, never refused, would spend at start-up.
+# The wordings below stay text until a refusal needs them (_compiled): compiling them costs milliseconds
+# that most processes, never refused, would spend at start-up.
 # The same errors printed as Python reprs inside a message (vLLM, SGLang: "[{'type': 'literal_error', 'loc': ...").
 _PYDANTIC_REPR = r"""'type':\s*'(extra_forbidden|literal_error|enum)',\s*'loc':\s*\('body',\s*'(\w+)'"""
 _Q = r"""\\?["'`]?"""  # an optional quote (maybe escaped) around a field name
@@ -154,11 +155,19 @@ def _top_level(path: str, sent: Mapping[str, Any], at: str | None = None) -> str
     return None
 
 
+@functools.cache
+def _compiled() -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...], re.Pattern[str]]:
+    """The refusal patterns (Python reprs, wordings, refusal words), compiled on the first refusal."""
+    wordings = tuple(re.compile(wording, re.IGNORECASE) for wording in _WORDING)
+    return re.compile(_PYDANTIC_REPR), wordings, re.compile(_REFUSAL_WORDS, re.IGNORECASE)
+
+
 def find_refusals(status: int, body: Any, sent: Mapping[str, Any]) -> list[Refusal]:
     """The request fields a 400/422 error body says the server refuses; [] when it names none."""
     if status not in (400, 422):
         return []
     found: dict[str, Refusal] = {}
+    pydantic_repr, wordings, refusal_words = _compiled()
 
     def add(name: str | None, value_only: bool = False) -> None:
         if name and name not in found:
@@ -166,10 +175,9 @@ def find_refusals(status: int, body: Any, sent: Mapping[str, Any]) -> list[Refus
 
     for item in _texts_and_dicts(body):
         if isinstance(item, str):
-            for match in re.finditer(_PYDANTIC_REPR, item):
+            for match in pydantic_repr.finditer(item):
                 add(_top_level(match.group(2), sent), match.group(1) != "extra_forbidden")
-            for wording in _WORDING:
-                pattern = re.compile(wording, re.IGNORECASE)
+            for pattern in wordings:
                 for match in pattern.finditer(item):
                     at = match.group(2) if pattern.groups > 1 else None
                     value_only = bool(re.search(r"unsupported value|[\"'`]\s*does not support", match.group(0), re.I))
@@ -179,14 +187,14 @@ def find_refusals(status: int, body: Any, sent: Mapping[str, Any]) -> list[Refus
         param = item.get("param")
         code = str(item.get("code") or item.get("type") or "")
         message = str(item.get("message") or item.get("msg") or "")
-        if isinstance(param, str) and (code in _REFUSAL_CODES or re.search(_REFUSAL_WORDS, message, re.IGNORECASE)):
+        if isinstance(param, str) and (code in _REFUSAL_CODES or refusal_words.search(message)):
             add(_top_level(param, sent), code == "unsupported_value" or "unsupported value" in message.lower())
         loc = item.get("loc")
         if (
             isinstance(loc, list)
             and len(loc) > 1
             and loc[0] == "body"
-            and (code in _VALUE_CODES or code == "extra_forbidden" or re.search(_REFUSAL_WORDS, message, re.IGNORECASE))
+            and (code in _VALUE_CODES or code == "extra_forbidden" or refusal_words.search(message))
         ):
             add(_top_level(".".join(str(part) for part in loc[1:]), sent), code in _VALUE_CODES)
     return list(found.values())

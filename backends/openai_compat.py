@@ -198,7 +198,7 @@ class OpenAICompatBackend:
         read at most once a second however many answers ask, on a small client of its own so the reading
         never queues behind this endpoint's streams; None where it publishes nothing."""
         if self._monitor is None:
-            from ._load import LoadMonitor  # what only load-aware answers need: imported by the first
+            from ._load import LoadMonitor  # only load-aware answers read load: kept off the start-up path
 
             http = _load_client(self._http.headers.get("Authorization"), self._auth, self._verify)
             self._monitor = LoadMonitor(http, self.base_url)

@@ -4,11 +4,11 @@ Every public name is imported on first use (PEP 562), so ``import sot`` and a co
 of them pay only for those: start-up is most of a short command's time.
 """
 
+import typing as _typing
 from importlib import import_module as _import_module
 from importlib.util import find_spec as _find_spec
 from logging import NullHandler as _NullHandler
 from logging import getLogger as _getLogger
-from typing import TYPE_CHECKING, Any
 
 if _find_spec(f"{__name__}.backends") is None:
     # setuptools installs the top-level backends/ and prompts/ inside the package: its source folder alone
@@ -18,7 +18,7 @@ if _find_spec(f"{__name__}.backends") is None:
         "install it (pip install .) and run Python from another folder"
     )
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from . import events as events
     from ._shape import SkeletonShape as SkeletonShape
     from .client import Client as Client
@@ -57,47 +57,114 @@ if TYPE_CHECKING:
     from .router import Route as Route
     from .router import route as route
 
-# Each public name and the module that defines it (the type checker reads the imports above).
-_ERRORS = (
-    "AuthenticationError BackendConnectionError BackendError BackendTimeoutError BadRequestError "
-    "ConfigurationError ConflictError ContextLengthError LocalServerError PointError ProtocolError "
-    "RateLimitError RequestTimeoutError ServerError SkeletonError SotError TemplateError"
-)
-_HOME = {
-    "._shape": "SkeletonShape",
-    ".client": "Client ask stream",
-    ".errors": _ERRORS,
-    ".options": "Options",
-    ".outline": "SkeletonParser parse_skeleton split_title",
-    ".profiles": "GenericProfile PointJob Profile profile_named strip_echo",
-    ".result": "Answer ExtraTokens Timings Usage",
-    ".router": "Route route",
+# Each public name and the module that defines it, imported on first use (the type checker reads the
+# imports above; a test keeps the two equal).
+_MODULE_OF = {
+    "SkeletonShape": "._shape",
+    "Client": ".client",
+    "ask": ".client",
+    "stream": ".client",
+    "AuthenticationError": ".errors",
+    "BackendConnectionError": ".errors",
+    "BackendError": ".errors",
+    "BackendTimeoutError": ".errors",
+    "BadRequestError": ".errors",
+    "ConfigurationError": ".errors",
+    "ConflictError": ".errors",
+    "ContextLengthError": ".errors",
+    "LocalServerError": ".errors",
+    "PointError": ".errors",
+    "ProtocolError": ".errors",
+    "RateLimitError": ".errors",
+    "RequestTimeoutError": ".errors",
+    "ServerError": ".errors",
+    "SkeletonError": ".errors",
+    "SotError": ".errors",
+    "TemplateError": ".errors",
+    "Options": ".options",
+    "SkeletonParser": ".outline",
+    "parse_skeleton": ".outline",
+    "split_title": ".outline",
+    "GenericProfile": ".profiles",
+    "PointJob": ".profiles",
+    "Profile": ".profiles",
+    "profile_named": ".profiles",
+    "strip_echo": ".profiles",
+    "Answer": ".result",
+    "ExtraTokens": ".result",
+    "Timings": ".result",
+    "Usage": ".result",
+    "Route": ".router",
+    "route": ".router",
 }
-_MODULE_OF = {name: module for module, names in _HOME.items() for name in names.split()}
 
 # A library logs; the application decides what to show (the CLI: sot/_logging.py).
 _getLogger("sot").addHandler(_NullHandler())
 
 
-def __getattr__(name: str) -> Any:
-    if name == "events":
-        return _import_module(".events", __name__)
-    if name == "__version__":  # importlib.metadata costs tens of ms: read the version only when asked
-        from importlib.metadata import PackageNotFoundError, version
+if _typing.TYPE_CHECKING:
+    __version__: str
+else:  # hidden from type checkers, which would read any misspelt name as Any through it
 
-        try:
-            return version("sot-llm")
-        except PackageNotFoundError:  # running from a source tree that was never installed
-            return "0.0.0"
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module 'sot' has no attribute {name!r}")
-    value = getattr(_import_module(_MODULE_OF[name], __name__), name)
-    globals()[name] = value  # looked up once
-    return value
+    def __getattr__(name: str) -> _typing.Any:
+        if name == "__version__":  # importlib.metadata costs tens of ms: read the version only when asked
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                return version("sot-llm")
+            except PackageNotFoundError:  # running from a source tree that was never installed
+                return "0.0.0"
+        if name in _MODULE_OF:
+            value = getattr(_import_module(_MODULE_OF[name], __name__), name)
+        elif name.isidentifier() and _find_spec(f"{__name__}.{name}") is not None:  # sot.errors, sot.events ...
+            value = _import_module(f".{name}", __name__)
+        else:
+            raise AttributeError(f"module 'sot' has no attribute {name!r}")
+        globals()[name] = value  # later lookups find it without this hook
+        return value
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted({*globals(), *__all__})
 
 
-__all__ = sorted([*_MODULE_OF, "__version__", "events"])
+__all__ = [
+    "Answer",
+    "AuthenticationError",
+    "BackendConnectionError",
+    "BackendError",
+    "BackendTimeoutError",
+    "BadRequestError",
+    "Client",
+    "ConfigurationError",
+    "ConflictError",
+    "ContextLengthError",
+    "ExtraTokens",
+    "GenericProfile",
+    "LocalServerError",
+    "Options",
+    "PointError",
+    "PointJob",
+    "Profile",
+    "ProtocolError",
+    "RateLimitError",
+    "RequestTimeoutError",
+    "Route",
+    "ServerError",
+    "SkeletonError",
+    "SkeletonParser",
+    "SkeletonShape",
+    "SotError",
+    "TemplateError",
+    "Timings",
+    "Usage",
+    "__version__",
+    "ask",
+    "events",
+    "parse_skeleton",
+    "profile_named",
+    "route",
+    "split_title",
+    "stream",
+    "strip_echo",
+]

@@ -158,9 +158,15 @@ class RateLimitError(BackendError):
         retry_after: float | None = None,
         request_id: str | None = None,
         options: Iterable[str] = (),
+        own_from: int = 0,
     ) -> None:
         super().__init__(
-            message, status_code=status_code, request_id=request_id, retry_after=retry_after, options=options
+            message,
+            status_code=status_code,
+            request_id=request_id,
+            retry_after=retry_after,
+            options=options,
+            own_from=own_from,
         )
 
 

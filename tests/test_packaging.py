@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 import tomllib
 import zipfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 import sot
+import sot.proxy
 from sot.templates import Prompts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,3 +94,21 @@ def test_every_public_name_has_its_own_docstring() -> None:
         doc = (obj.__doc__ or "").strip()
         # A dataclass without a docstring gets its signature as one: that does not count.
         assert doc and not doc.startswith(f"{name}("), name
+
+
+def _checked_names(module: Path) -> set[str]:
+    """The names a package imports under ``if TYPE_CHECKING`` (what a type checker sees it export)."""
+    tree = ast.parse(module.read_text())
+    blocks = [n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)]
+    imports = [node for block in blocks[:1] for node in block.body if isinstance(node, ast.ImportFrom)]
+    return {alias.asname or alias.name for node in imports for alias in node.names}
+
+
+@pytest.mark.parametrize("package", [sot, sot.proxy], ids=["sot", "sot.proxy"])
+def test_lazy_exports_are_the_names_the_type_checker_sees(package: ModuleType) -> None:
+    assert package.__file__ is not None
+    seen = _checked_names(Path(package.__file__))
+    assert seen == set(package.__all__) - {"__version__"}
+    assert set(package._MODULE_OF) <= seen
+    for name in package.__all__:
+        assert getattr(package, name) is not None
