@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import anyio
@@ -75,16 +76,13 @@ class _FanOut:
         self.run.parser.feed(text)
         self.dispatch(self.run.take_new_points())
 
-    def on_restart(self, attempt: int) -> None:
-        # Points already kept stay (their expansions may be running); the new stream is parsed afresh
-        # and continues the outline after them (see SotRun.take_new_points).
+    def on_restart(self, attempt: int, *, another: bool = False) -> None:
+        """A new outline stream, parsed afresh; points already kept stay (their expansions may be running).
+        A retried stream retells the outline and continues after them (see SotRun.take_new_points);
+        `another` outline must extend them, not retell them."""
         self.run.parser = _reader(self.setup, self.turn.question)
-        self.turn.emit(events.SkeletonRestarted(attempt))
-
-    def on_another_look(self, attempt: int = 0) -> None:
-        """A fresh outline that must extend the kept points, not retell them."""
-        self.run.parser = _reader(self.setup, self.turn.question)
-        self.run.parser.keep(self.run.points)
+        if another:
+            self.run.parser.keep(self.run.points)
         self.turn.emit(events.SkeletonRestarted(attempt))
 
     def stop(self) -> None:
@@ -139,7 +137,7 @@ async def _outline_call(fan: _FanOut, request: ChatRequest, *, another: bool = F
         request,
         purpose="skeleton",
         on_delta=fan.on_delta,
-        on_restart=fan.on_another_look if another else fan.on_restart,
+        on_restart=functools.partial(fan.on_restart, another=another),
         require_text=False,
         enough=full,
     )
@@ -162,7 +160,7 @@ async def _another_look(fan: _FanOut, request: ChatRequest, look: int) -> None:
     first outline's (a user's seed at a user's temperature would only ask the same again)."""
     run = fan.run
     log.info("the outline had %d usable point(s) in %d lines; asking for another", len(run.points), run.parser.items)
-    fan.on_another_look()
+    fan.on_restart(0, another=True)
     seed = (constants.SECOND_LOOK_SEED if request.seed is None else request.seed + 1) + look
     varied = replace(request, temperature=constants.SECOND_LOOK_TEMPERATURE, seed=seed)
     try:
