@@ -10,8 +10,9 @@ of the ``AnswerText`` events emitted.
   failed) and every point before it is committed, and never before the skeleton is complete: until
   then the answer may still fall back to sequential decoding.
 - Sequential: text streams as the model writes it (surrounding whitespace held back). A retry after
-  text was shown continues after what was shown; where the retried stream diverges from it, the
-  answer keeps what was shown and takes the rest from the retry (logged as a warning).
+  text was shown continues after what was shown while it writes the same words; where it takes another
+  way (a sampled answer does), what was shown stays and the retried answer follows it whole, after a
+  paragraph break (logged as a warning): never spliced in at the same character.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ class Draft:
         self._raw_done = 0
         self._lead: int | None = None  # the first character of _clean that is not whitespace
         self._shown = ""
+        self._before = ""  # what the current attempt's text follows: "" unless an earlier attempt diverged
 
     @property
     def text(self) -> str:
@@ -138,18 +140,20 @@ class Draft:
             first = _FIRST_SHOWN.search(self._clean)
             self._lead = first.start() if first else None
         start = end if self._lead is None else self._lead
-        if end - start > len(self._shown):
-            self._show_more(self._clean[start + len(self._shown) : end])
+        self._follow(self._clean[start:end])
 
     def sequential_final(self, text: str) -> None:
-        final = sanitize(text).strip()
-        if not final.startswith(self._shown):
-            log.warning("a retried answer diverged from the text already shown; the shown text is kept")
-        if len(final) > len(self._shown):
-            self._show(final)
+        self._follow(sanitize(text).strip())
 
-    def _show(self, visible: str) -> None:
-        self._show_more(visible[len(self._shown) :])
+    def _follow(self, visible: str) -> None:
+        """Show the current attempt's `visible` text so far, after what it follows."""
+        whole = self._before + visible
+        if not whole.startswith(self._shown) and not self._shown.startswith(whole):
+            log.warning("a retried answer took another way than the text already shown: it follows that text")
+            self._before = self._shown + "\n\n"
+            whole = self._before + visible
+        if len(whole) > len(self._shown):
+            self._show_more(whole[len(self._shown) :])
 
     def _show_more(self, addition: str) -> None:
         self._shown += addition

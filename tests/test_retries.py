@@ -192,3 +192,22 @@ async def test_servers_without_finish_reason_or_streaming_are_understood(fake, r
     server = fake(lambda request: reply)
     answer = await sot.ask("q", base_url=server.url, model="m", mode="sequential")
     assert answer.text == "Plain text." and len(server.requests) == 1
+
+
+async def test_a_retried_answer_that_took_another_way_follows_what_was_shown_whole(fake) -> None:
+    # Sampling (the server's default temperature) makes a retry write other words: what was already
+    # shown stays, and the retried answer follows it whole, never spliced in at the same character.
+    first, second = "Boil the water first, then lower the egg.", "Put the egg in cold water and heat it."
+    replies = [Reply(first, fault="reset", fault_after=4), Reply(second)]
+    server = fake(lambda request: replies.pop(0))
+    shown: list[str] = []
+    async with sot.stream("q", base_url=server.url, model="m", mode="sequential") as answer_events:
+        async for event in answer_events:
+            if isinstance(event, sot.events.AnswerText):
+                shown.append(event.text)
+            elif isinstance(event, sot.events.AnswerDone):
+                answer = event.answer
+    assert len(server.requests) == 2
+    assert answer.text.startswith("Boil the water first,") and answer.text.endswith("\n\n" + second)
+    assert answer.text.count("Boil") == 1 and "first,d" not in answer.text.replace(" ", "")
+    assert "".join(shown) == answer.text
