@@ -54,6 +54,21 @@ def _package_dir() -> Path:
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
+def _expansion_variables(
+    question: str, points: list[str], index: int, details: list[str], so_far: bool
+) -> dict[str, object]:
+    """What an expansion template is rendered with, for point `index` (0-based)."""
+    return {
+        "question": question,
+        "points": points,
+        "details": details,
+        "index": index + 1,
+        "point": points[index],
+        "detail": details[index],
+        "outline_so_far": so_far,
+    }
+
+
 def shared_prefix_fraction(prompts: list[str]) -> float | None:
     """Share of expansion prompt tokens that sit in the prefix common to all of them.
 
@@ -135,17 +150,7 @@ class Prompts:
         if name not in self._instructions:
             blank = "\x00"
             text = "\n".join(  # pipelined or not: an echo may repeat either wording
-                self.render(
-                    name,
-                    question=blank,
-                    points=[blank],
-                    details=[""],
-                    index=1,
-                    point=blank,
-                    detail="",
-                    outline_so_far=so_far,
-                )
-                for so_far in (False, True)
+                self.render(name, **_expansion_variables(blank, [blank], 0, [""], so_far)) for so_far in (False, True)
             )
             sentences = list(dict.fromkeys(re.split(r"(?<=[.!?:])\s+|\n", text)))
             self._instructions[name] = [s for s in sentences if s and blank not in s and len(s.split()) >= 4]
@@ -182,16 +187,7 @@ class Prompts:
         paper does for open models; only for servers that accept a conversation ending on the assistant.
         `so_far`: `points` is the outline up to this point only (pipelined): more may follow, unseen.
         """
-        details = details if details is not None else [""] * len(points)
-        variables = {
-            "question": question,
-            "points": points,
-            "details": details,
-            "index": index + 1,
-            "point": points[index],
-            "detail": details[index],
-            "outline_so_far": so_far,
-        }
+        variables = _expansion_variables(question, points, index, details or [""] * len(points), so_far)
         messages = [Message("user", self.render(self._template(template), **variables))]
         if lead:
             messages.append(Message("assistant", self.render(EXPAND_LEAD, **variables)))
