@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
@@ -85,9 +84,18 @@ class _Caller:
         self.job.turn.emit(events.ExpansionRestarted(self.job.index, attempt))
 
     async def __call__(self, *, lead: bool = False, sample_at: float | None = None) -> CallOutcome:
+        job = self.job
         if self.tries.calls:  # the profile asks again: what the last call showed is taken back
             self.on_restart(self.tries.attempts + 1)
-        outcome = await _call(self.job, self.on_delta, self.on_restart, lead, sample_at, lambda: self.watch.looping)
+        outcome = await job.turn.caller.call(
+            _request(job, lead, sample_at),
+            purpose="expand",
+            index=job.index,
+            on_delta=self.on_delta,
+            on_restart=self.on_restart,
+            require_text=job.setup.profile.requires_text,
+            enough=lambda: self.watch.looping,
+        )
         outcome = unlooped(outcome, self.watch)
         self.tries.calls += 1
         self.tries.attempts += outcome.record.attempts
@@ -95,14 +103,8 @@ class _Caller:
         return outcome
 
 
-async def _call(
-    job: Expansion,
-    on_delta: Callable[[str], None],
-    on_restart: Callable[[int], None],
-    lead: bool,
-    sample_at: float | None,
-    enough: Callable[[], bool],
-) -> CallOutcome:
+def _request(job: Expansion, lead: bool, sample_at: float | None) -> ChatRequest:
+    """The point's request (its prompt recorded as sent); sampled at `sample_at` where the profile asks so."""
     setup, run, opts = job.setup, job.run, job.setup.options
     details = run.details[: len(job.points)]  # kept in step with run.points, of which points is a prefix
     prompt = setup.prompts.expansion(
@@ -117,22 +119,13 @@ async def _call(
     messages = [*job.turn.history, *prompt]
     run.prompts_sent.append("\n".join(m.content for m in messages))
     sampled = sample_at is not None
-    request = ChatRequest(
+    return ChatRequest(
         messages,
         max_tokens=setup.style.point_max_tokens,
         temperature=sample_at if sampled else opts.temperature,
         seed=constants.SECOND_LOOK_SEED if sampled and opts.seed is None else opts.seed,
         stop=setup.profile.expansion_stop(job.index, lead),
         reasoning=opts.reasoning,
-    )
-    return await job.turn.caller.call(
-        request,
-        purpose="expand",
-        index=job.index,
-        on_delta=on_delta,
-        on_restart=on_restart,
-        require_text=setup.profile.requires_text,
-        enough=enough,
     )
 
 
