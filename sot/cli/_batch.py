@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,15 +17,7 @@ from ._common import Debug, connect, fail, interrupted
 from ._options import Connection, with_answer_options, with_connection_options
 
 if TYPE_CHECKING:
-    from ..batch.inputs import Prompt
-
-
-@dataclass(frozen=True)
-class _Settings:
-    concurrency: int
-    resume: bool
-    overwrite: bool
-    progress: bool
+    from ..batch.runner import BatchSummary
 
 
 @with_connection_options
@@ -51,34 +44,34 @@ def batch(
 ) -> None:
     """Answer a prompt set in several modes; every record is on disk the moment it is done."""
     from ..batch.inputs import read_prompts
-    from ..batch.runner import parse_modes
+    from ..batch.runner import parse_modes, run_batch
 
     try:
         prompts = read_prompts(input_file, turn=turn - 1)
         chosen = parse_modes(modes)
         client = connect(connection, options, request_limit=concurrency)
 
-        anyio.run(_run, client, prompts, chosen, out, _Settings(concurrency, resume, overwrite, progress))
+        answer_all = functools.partial(
+            run_batch,
+            client,
+            prompts,
+            chosen,
+            out,
+            concurrency=concurrency,
+            resume=resume,
+            overwrite=overwrite,
+            progress=progress,
+        )
+        anyio.run(_run, client, out, answer_all)
     except KeyboardInterrupt:
         raise interrupted(f"sot: interrupted; finished records are in {out} (use --resume)") from None
     except SotError as exc:
         fail(exc, debug)
 
 
-async def _run(client: Client, prompts: list[Prompt], modes: list[str], out: Path, settings: _Settings) -> None:
-    from ..batch.runner import run_batch
-
+async def _run(client: Client, out: Path, answer_all: Callable[[], Awaitable[BatchSummary]]) -> None:
     async with client:
-        summary = await run_batch(
-            client,
-            prompts,
-            modes,
-            out,
-            concurrency=settings.concurrency,
-            resume=settings.resume,
-            overwrite=settings.overwrite,
-            progress=settings.progress,
-        )
+        summary = await answer_all()
     typer.echo(
         f"sot: {summary.done} answered ({summary.failed} failed), {summary.skipped} already done; "
         f"results in {out}" + (" (--resume re-runs the failed ones)" if summary.failed else ""),
