@@ -105,8 +105,8 @@ class EndpointPool:
 
     async def load(self) -> LoadReading | None:
         """The pool's load: its servers' together, where every one of them publishes it."""
-        backends = [endpoint.backend for endpoint in self.endpoints]
-        if not all(isinstance(backend, LoadAware) for backend in backends):
+        backends = [endpoint.backend for endpoint in self.endpoints if isinstance(endpoint.backend, LoadAware)]
+        if len(backends) < len(self.endpoints):
             return None
         readings: list[LoadReading | None] = [None] * len(backends)
 
@@ -115,7 +115,6 @@ class EndpointPool:
 
         async with anyio.create_task_group() as group:  # all at once: each may take its read timeout
             for index, backend in enumerate(backends):
-                assert isinstance(backend, LoadAware)
                 group.start_soon(read, index, backend)
         known = [reading for reading in readings if reading is not None]
         return combined(known) if len(known) == len(readings) else None

@@ -198,9 +198,9 @@ class OpenAICompatBackend:
         read at most once a second however many answers ask, on a small client of its own so the reading
         never queues behind this endpoint's streams; None where it publishes nothing."""
         if self._monitor is None:
-            from ._load import LoadMonitor  # only load-aware answers read load: kept off the start-up path
+            from ._load import LOAD_READ_TIMEOUT_S, LoadMonitor  # only load-aware answers read load: kept off start-up
 
-            http = _load_client(self._http.headers.get("Authorization"), self._auth, self._verify)
+            http = _load_client(self._http.headers.get("Authorization"), self._auth, self._verify, LOAD_READ_TIMEOUT_S)
             self._monitor = LoadMonitor(http, self.base_url)
         return await self._monitor.read()
 
@@ -315,10 +315,8 @@ class OpenAICompatBackend:
 
 
 def _load_client(
-    authorization: str | None, auth: httpx.Auth | None, verify: ssl.SSLContext | bool
+    authorization: str | None, auth: httpx.Auth | None, verify: ssl.SSLContext | bool, timeout_s: float
 ) -> httpx.AsyncClient:
-    from ._load import LOAD_READ_TIMEOUT_S
-
     headers = {"Authorization": authorization} if authorization else {}
     return httpx.AsyncClient(
         headers=headers,
@@ -326,5 +324,5 @@ def _load_client(
         verify=verify,
         follow_redirects=False,
         limits=httpx.Limits(max_connections=2),
-        timeout=httpx.Timeout(LOAD_READ_TIMEOUT_S),
+        timeout=httpx.Timeout(timeout_s),
     )

@@ -82,6 +82,7 @@ class Draft:
         self._lead: int | None = None  # the first character of _clean that is not whitespace
         self._shown = ""
         self._before = ""  # what the current attempt's text follows: "" unless an earlier attempt diverged
+        self._agreed = True  # the current attempt has caught up with what is shown: its new text is all new
 
     @property
     def text(self) -> str:
@@ -121,6 +122,7 @@ class Draft:
 
     def sequential_restart(self) -> None:
         self._attempt, self._clean, self._raw_done, self._lead = "", "", 0, None
+        self._agreed = False
 
     def sequential_delta(self, text: str, held: int = 0) -> None:
         """More of the answer; its last `held` characters wait (a loop may be forming there)."""
@@ -136,11 +138,15 @@ class Draft:
         # Trailing whitespace waits and leading whitespace is never shown: the final answer is stripped.
         while end and self._clean[end - 1].isspace():
             end -= 1
-        if self._lead is None:  # where the shown text starts: once found, it stays while _clean grows
-            first = _FIRST_SHOWN.search(self._clean)
-            self._lead = first.start() if first else None
+        if self._lead is None and (first := _FIRST_SHOWN.search(self._clean)):
+            self._lead = first.start()  # where the shown text starts: once found, it stays while _clean grows
         start = end if self._lead is None else self._lead
-        self._follow(self._clean[start:end])
+        if not self._agreed:  # a retry: compared with what is shown until it catches up or turns away
+            self._follow(self._clean[start:end])
+            return
+        already = len(self._shown) - len(self._before)  # of this attempt's visible text
+        if end - start > already:
+            self._show_more(self._clean[start + already : end])
 
     def sequential_final(self, text: str) -> None:
         self._follow(sanitize(text).strip())
@@ -154,6 +160,7 @@ class Draft:
             whole = self._before + visible
         if len(whole) > len(self._shown):
             self._show_more(whole[len(self._shown) :])
+        self._agreed = len(whole) >= len(self._shown)
 
     def _show_more(self, addition: str) -> None:
         self._shown += addition

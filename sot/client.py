@@ -189,7 +189,6 @@ class Client:
         # several clients that share `limiter` (the proxy).
         self._limiter = limiter or (anyio.CapacityLimiter(request_limit) if request_limit else None)
         self._local: LocalBackend | None = None
-        self._recommended_profile: str | None = None  # the backend's, where it names one
         self._grants = Grants()  # load-aware fan-outs given to this client's answers still running
         if self.options.mode == "auto" and chosen_router(self.options.router) == "learned":
             from .router.learned import preload as preload_router
@@ -258,7 +257,6 @@ class Client:
             config = LocalConfig(gguf=self._gguf, binary=self._llama_server, slots=self.options.max_parallel)
             local = await LocalBackend.start(config)
             self._local = local
-            self._recommended_profile = local.profile
             self._owned.append(local)  # closes its backend, then stops its server
             backend = local.backend
         return backend
@@ -274,7 +272,8 @@ class Client:
         options = self.options.updated(**overrides)
         prompts = self._prompts if options.prompts_dir == self.options.prompts_dir else Prompts(options.prompts_dir)
         router = make_router(options, backend, prompts) if options.mode == "auto" else None
-        profile = profile_named(options.profile or self._recommended_profile or GENERIC)
+        recommended = self._local.profile if self._local is not None else None  # the backend's, where it names one
+        profile = profile_named(options.profile or recommended or GENERIC)
         return Orchestrator(
             backend, options, prompts, router, limiter=self._limiter, profile=profile, grants=self._grants
         )

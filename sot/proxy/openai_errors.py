@@ -20,12 +20,8 @@ from ..errors import (
     ServerError,
     SotError,
 )
-from ..options import spelling
-from .settings import FLAGS
+from .settings import proxy_flag
 from .translate import SOT_FIELDS
-
-# The library names the client's settings; the proxy's operator set them as `sot proxy` flags.
-proxy_flag = spelling(FLAGS)
 
 
 def in_proxy_terms(exc: SotError) -> str:

@@ -7,11 +7,12 @@ from typing import Any
 
 from .. import constants
 from ..backends.openai_compat import Dialect
-from ..options import Options, check_number
+from ..options import Options, check_number, spelling
 
 # The fields below and the library's options as `sot proxy` spells them where not ``flag(name)``: the
 # library's base_url and api_key are the upstream's here (--api-key is the key clients present).
 FLAGS = {"base_url": "--upstream", "api_key": "--upstream-api-key", "queue_timeout_s": "--queue-timeout"}
+proxy_flag = spelling(FLAGS)
 
 
 @dataclass(frozen=True)
