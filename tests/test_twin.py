@@ -294,7 +294,7 @@ def test_answers_are_deterministic_and_of_documented_size() -> None:
 
 @pytest.mark.anyio
 async def test_sot_answers_against_the_twin() -> None:
-    # Slower than the other tests: the client's own work is not sped up, and here it is timed too.
+    # Slower than the other tests: the twin writes at ten times real speed, no faster.
     with TwinServer(TwinConfig(time_scale=10.0)) as twin:
         async with sot.Client(base_url=twin.base_url, model="m", mode="sot") as client:
             answer = await client.ask(QUESTION)
@@ -306,5 +306,8 @@ async def test_sot_answers_against_the_twin() -> None:
     assert [c.purpose for c in answer.calls].count("expand") == len(made.headings)
     assert plain.mode == "sequential" and len(plain.calls) == 1
     assert plain.usage.completion_tokens > 600
-    # Idle, the parallel sections finish well before one stream writes them all.
-    assert plain.timings.total_s > 1.5 * answer.timings.total_s
+    # The sections are written side by side: what that saves is timed by eval/bench_load.py, not here,
+    # where a busy machine would make a ratio of wall-clock times flaky.
+    expands = [c for c in answer.calls if c.purpose == "expand"]
+    in_flight = max(sum(e.start_s <= c.start_s < e.end_s for e in expands) for c in expands)
+    assert in_flight >= len(expands) - 1
