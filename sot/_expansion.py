@@ -34,18 +34,33 @@ class Expansion:
     turn: Turn
     run: SotRun
     index: int
-    points: list[str]  # the outline as this point's prompt shows it
+    shown: Shown
     scope: anyio.CancelScope  # cancelled where a failed point sinks the answer
+
+    @property
+    def points(self) -> list[str]:
+        return self.shown.points
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The outline as one point's prompt shows it: its titles, and what it said of each beyond them."""
+
+    points: list[str]
+    details: list[str]
 
 
 async def expand(
-    setup: Setup, turn: Turn, run: SotRun, index: int, limiter: anyio.CapacityLimiter, scope: anyio.CancelScope
+    setup: Setup,
+    turn: Turn,
+    run: SotRun,
+    index: int,
+    shown: Shown,
+    limiter: anyio.CapacityLimiter,
+    scope: anyio.CancelScope,
 ) -> None:
     """Expand point `index`, then settle it in the draft (or fail it: see ``_point_failed``)."""
-    # Pipelined, a point sees the outline up to its own line, whatever else the stream had delivered
-    # when its task began: the same prompt however the stream was chunked (prompt caches, replays).
-    points = run.points[: index + 1] if setup.options.pipeline else list(run.points)
-    job = Expansion(setup, turn, run, index, points, scope)
+    job = Expansion(setup, turn, run, index, shown, scope)
     call = _Caller(job)
     async with limiter:
         turn.emit(events.ExpansionStarted(index))
@@ -106,14 +121,13 @@ class _Caller:
 def _request(job: Expansion, lead: bool, sample_at: float | None) -> ChatRequest:
     """The point's request (its prompt recorded as sent); sampled at `sample_at` where the profile asks so."""
     setup, run, opts = job.setup, job.run, job.setup.options
-    details = run.details[: len(job.points)]  # kept in step with run.points, of which points is a prefix
     prompt = setup.prompts.expansion(
         job.turn.question,
         job.points,
         job.index,
         template=setup.style.expansion_template,
         lead=lead,
-        details=details,
+        details=job.shown.details,
         so_far=opts.pipeline,
     )
     messages = [*job.turn.history, *prompt]

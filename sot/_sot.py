@@ -1,5 +1,6 @@
 """A Skeleton-of-Thought answer: the outline, every point's expansion started as its line completes
-(pipelined) or once the outline is done, and the answer assembled in the outline's order."""
+(pipelined; or, in a style that looks ahead, as the next point's heading does) or once the outline is
+done, and the answer assembled in the outline's order."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import replace
 import anyio
 
 from . import constants, events
-from ._expansion import expand
+from ._expansion import Shown, expand
 from ._sanitize import sanitize
 from ._sequential import answer_sequentially
 from ._turn import Setup, SotRun, Turn, log
@@ -46,12 +47,15 @@ def _reader(setup: Setup, question: str) -> OutlineReader:
 
 class _FanOut:
     """The outline stream's listener: it keeps the points each line completes, shows them, and starts
-    each point's expansion once (as its line completes when pipelined, else when the outline is done)."""
+    each point's expansion once: when pipelined, as its line completes, or in a style that looks ahead,
+    as the next point's heading streams (or its line completes); else, and for the last point, when the
+    outline is done."""
 
     def __init__(self, setup: Setup, turn: Turn, run: SotRun, tg: anyio.abc.TaskGroup, width: int) -> None:
         self.setup, self.turn, self.run, self.tg = setup, turn, run, tg
         self.limiter = anyio.CapacityLimiter(width)
         self.started: set[int] = set()
+        self.ahead = setup.options.pipeline and setup.style.sees_next_heading
 
     def dispatch(self, new_points: list[str]) -> None:
         first = len(self.run.points) - len(new_points)
@@ -60,12 +64,27 @@ class _FanOut:
             self.turn.emit(events.SkeletonPoint(index, title))
             self.turn.draft.add_point(title)
             if self.setup.options.pipeline:
-                self.start(index)
+                self.start(index - 1 if self.ahead else index)
 
-    def start(self, index: int) -> None:
-        if index not in self.started:
+    def start(self, index: int, heading: str | None = None) -> None:
+        if index >= 0 and index not in self.started:
             self.started.add(index)
-            self.tg.start_soon(expand, self.setup, self.turn, self.run, index, self.limiter, self.tg.cancel_scope)
+            shown = self.shown(index, heading)
+            scope = self.tg.cancel_scope
+            self.tg.start_soon(expand, self.setup, self.turn, self.run, index, shown, self.limiter, scope)
+
+    def shown(self, index: int, heading: str | None) -> Shown:
+        """The outline point `index` is shown: two-phase, all of it; pipelined, up to its own line and,
+        looking ahead, the next point's heading alone (`heading`, where its line is not complete yet).
+        Whatever else the stream has delivered by then: the same prompt however it was chunked."""
+        run = self.run
+        if not self.setup.options.pipeline:
+            return Shown(list(run.points), list(run.details))
+        points, details = run.points[: index + 1], run.details[: index + 1]
+        following = heading or next(iter(run.points[index + 1 : index + 2]), None)
+        if self.ahead and following:
+            return Shown([*points, following], [*details, ""])
+        return Shown(points, details)
 
     def start_all(self) -> None:
         for index in range(len(self.run.points)):
@@ -75,6 +94,9 @@ class _FanOut:
         self.turn.emit(events.SkeletonDelta(text))
         self.run.parser.feed(text)
         self.dispatch(self.run.take_new_points())
+        heading = self.run.upcoming() if self.ahead else None
+        if heading is not None:
+            self.start(len(self.run.points) - 1, heading)
 
     def on_restart(self, attempt: int, *, another: bool = False) -> None:
         """A new outline stream, parsed afresh; points already kept stay (their expansions may be running).

@@ -91,8 +91,16 @@ class SotRun:
         points stand for the ones already kept (their expansions may be running). Only points past
         those extend the outline, unless they repeat a kept one: one outline, never a merge of two.
         """
-        known = {point.casefold() for point in self.points}
-        fresh = [p for p in self.parser.points[len(self.points) :] if p.casefold() not in known]
+        fresh = [p for p in self.parser.points[len(self.points) :] if not self._known(p)]
         self.points.extend(fresh)
         self.details.extend(self.parser.detail(p) for p in fresh)
         return fresh
+
+    def upcoming(self) -> str | None:
+        """The heading of the point the current attempt is writing, once settled, where it will extend
+        the outline (not while a retried stream retells the points already kept)."""
+        heading = self.parser.upcoming() if len(self.parser.points) >= len(self.points) else None
+        return heading if heading is not None and not self._known(heading) else None
+
+    def _known(self, point: str) -> bool:
+        return point.casefold() in {kept.casefold() for kept in self.points}

@@ -15,10 +15,11 @@ at a word boundary.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from ._sanitize import sanitize
 from ._shape import SkeletonShape
+from ._titles import OutlinePoint as OutlinePoint
+from ._titles import split_settled
+from ._titles import split_title as split_title
 
 _ROMAN = "ivxlIVXL"
 # A list marker: optional heading hashes, quote and emphasis, an optional word before the number
@@ -32,12 +33,6 @@ _NUMBERED = re.compile(
     re.VERBOSE,
 )
 _BULLET = re.compile(r"^(?:[-*•+‣◦]\s+|・\s*|\#{1,6}\s+)(?P<rest>.*)$")
-# Emphasis around the whole head of an item: "**Title**", "***Title***", "*Title*", "__Title__".
-_EMPHASIS = re.compile(r"^(\*\*\*|\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")  # bold inside a title: "Use **strong** passwords"
-# Where a title gives way to its description: a colon (else a spaced dash), outside code spans.
-_COLON = re.compile(r":\s|:$|：")
-_DASH = re.compile(r"\s[-–—]\s")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50}
 
 
@@ -69,42 +64,8 @@ def _item_text(match: re.Match[str]) -> str:
     return lead + rest
 
 
-@dataclass(frozen=True)
-class OutlinePoint:
-    title: str
-    detail: str = ""
-
-
-def _plain(title: str) -> str:
-    """A title without its bold markers; code spans are kept as written ("`**kwargs`")."""
-    parts = title.split("`")
-    parts[::2] = [_BOLD.sub(r"\1", part) for part in parts[::2]]
-    return "`".join(parts).strip().rstrip(":：").strip()
-
-
-_SHIELDED = re.compile(r"`[^`]*`|\*\*(?=\S).+?(?<=\S)\*\*")  # code spans and bold: no separator inside
-
-
-def _split_at(text: str, separator: re.Pattern[str]) -> tuple[str, str] | None:
-    masked = _SHIELDED.sub(lambda m: "x" * len(m.group()), text)
-    found = next((m for m in separator.finditer(masked) if m.start() > 0), None)
-    return (text[: found.start()], text[found.end() :].strip()) if found else None
-
-
-def split_title(text: str) -> OutlinePoint:
-    """A list item's text as its title and the description after it, emphasis aside."""
-    text = sanitize(text).strip()
-    emphasised = _EMPHASIS.match(text)
-    rest = text[emphasised.end() :].strip() if emphasised else ""
-    ends = emphasised is not None and emphasised.group(2).rstrip().endswith((":", "："))
-    if emphasised and (ends or not rest or re.match(r"[:：]|[-–—]\s", rest)):  # "**Title**: description"
-        title = emphasised.group(2).strip().rstrip(":：").strip()
-        return OutlinePoint(_plain(title), re.sub(r"^(?:[:：]|[-–—](?=\s))\s*", "", rest))
-    head, detail = _split_at(text, _COLON) or _split_at(text, _DASH) or (text, "")
-    return OutlinePoint(_plain(head), detail)
-
-
 def _capped(title: str, limit: int) -> str:
+    title = " ".join(title.split())
     if len(title) <= limit:
         return title
     cut = title[: limit - 1]
@@ -159,20 +120,33 @@ class SkeletonParser:
         while "\n" in self._buffer:
             line, self._buffer = self._buffer.split("\n", 1)
             self._line(line)
-        if self._open is not None and self._next_item_begun():
+        if self._open is not None and self._next_item() is not None:
             self._close()  # its detail is over: the point need not wait for the next line's end
         return self.points[before:]
 
-    def _next_item_begun(self) -> bool:
-        """Whether the unfinished line already shows the marker of the next item at this level."""
+    def _next_item(self) -> str | None:
+        """The text after the marker of the next item at this level, if the unfinished line begins one."""
         partial = self._buffer
         if _indent(partial) > self._indent + 1 or not partial.strip():
-            return False
+            return None
         numbered = _NUMBERED.match(partial.strip() + " ")
         if self._style == "numbered":
             number = _number(numbered) if numbered else None
-            return number is not None and self._last_number < number <= self._last_number + 3
-        return bool(_BULLET.match(partial.strip() + " "))
+            if numbered is None or number is None or not self._last_number < number <= self._last_number + 3:
+                return None
+            return _item_text(numbered)
+        bullet = _BULLET.match(partial.strip() + " ")
+        return bullet.group("rest") if bullet else None
+
+    def upcoming(self) -> str | None:
+        """The title of the point the unfinished line begins, as it will be kept, once no more text can
+        change it (its description has begun); None before that, or where it would not be kept."""
+        text = self._next_item() if self._style is not None else None
+        if text is None:
+            return None
+        point, settled = split_settled(text)
+        title = _capped(point.title, self.max_point_chars)
+        return title if settled and title and not self.full and not self._known(title) else None
 
     def finish(self, *, cut: bool = False) -> list[str]:
         """End of the stream: the last line and the open point; return the points they add.
@@ -228,9 +202,12 @@ class SkeletonParser:
             self._add(self._open)
             self._open = None
 
+    def _known(self, title: str) -> bool:
+        return title.casefold() in (p.casefold() for p in self.points)
+
     def _add(self, point: OutlinePoint) -> None:
-        title = _capped(" ".join(point.title.split()), self.max_point_chars)
-        if not title or self.full or title.casefold() in (p.casefold() for p in self.points):
+        title = _capped(point.title, self.max_point_chars)
+        if not title or self.full or self._known(title):
             return
         self.points.append(title)
         self.details.append(point.detail)

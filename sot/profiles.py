@@ -47,6 +47,10 @@ class OutlineReader(Protocol):
 
     def detail(self, point: str) -> str: ...
 
+    def upcoming(self) -> str | None:
+        """The title of the point being streamed, once no more text can change it (else None)."""
+        ...
+
 
 class ExpandCall(Protocol):
     """One expansion call for the point at hand. `lead`: end the prompt with the point's start as the
@@ -80,11 +84,20 @@ class Style:
     outline_max_tokens: int
     point_max_tokens: int
     max_points: int  # asked of the outline where the caller sets no max_points
+    # A pipelined point waits for the next point's heading and is shown it: it knows where its part ends.
+    sees_next_heading: bool = False
 
 
 # The plan names each section's content and length (9 sections of a heading, a sentence and a length fit
 # well within 1024 tokens); a section of a normal answer's length, code or a table included, in 1024.
-FULL = Style(SKELETON, EXPAND, constants.PLAN_MAX_TOKENS, constants.SECTION_MAX_TOKENS, constants.PLAN_MAX_SECTIONS)
+FULL = Style(
+    SKELETON,
+    EXPAND,
+    constants.PLAN_MAX_TOKENS,
+    constants.SECTION_MAX_TOKENS,
+    constants.PLAN_MAX_SECTIONS,
+    sees_next_heading=True,
+)
 BRIEF = Style(
     SKELETON_BRIEF,
     EXPAND_BRIEF,

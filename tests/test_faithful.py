@@ -111,8 +111,11 @@ def test_the_proxy_streams_the_same_text(fake: Callable[[Handler], FakeServer]) 
     assert len(server.of_kind("skeleton")) == 2
 
 
-def test_a_pipelined_point_sees_the_outline_up_to_its_own_line(fake: Callable[[Handler], FakeServer]) -> None:
-    # The same prompt however the outline's stream was chunked: prompt caches and replays can rely on it.
+def test_a_pipelined_section_sees_the_outline_up_to_its_own_line_and_the_next_heading(
+    fake: Callable[[Handler], FakeServer],
+) -> None:
+    # It knows where its part ends; it sees no more than that, however the outline's stream was chunked,
+    # so that prompt caches and replays can rely on the same prompt.
     server = fake(handler)
 
     async def ask() -> sot.Answer:
@@ -123,7 +126,9 @@ def test_a_pipelined_point_sees_the_outline_up_to_its_own_line(fake: Callable[[H
     for request in server.of_kind("expand"):
         n = request.point or 0
         listed = [title for title in TITLES if f"\n{TITLES.index(title) + 1}. {title}" in request.prompt]
-        assert listed == TITLES[:n]
+        assert listed == TITLES[: n + 1]
+        assert "the rules on personal data" in request.prompt if n >= 2 else "personal data" not in request.prompt
+    assert len(server.of_kind("expand")) == len(TITLES)
 
 
 import pytest  # noqa: E402

@@ -6,6 +6,7 @@ import inspect
 
 import pytest
 
+import sot._titles as _titles
 from sot import SkeletonShape, outline, parse_skeleton, split_title
 from sot.outline import OutlinePoint, SkeletonParser
 
@@ -63,28 +64,55 @@ def test_roman_numerals_full_width_digits_and_stops() -> None:
     assert parse_skeleton("・概要\n・手順\n・まとめ") == ["概要", "手順", "まとめ"]
 
 
-@pytest.mark.parametrize(
-    ("line", "point"),
-    [
-        ("Exercise: aim for 150 minutes a week", OutlinePoint("Exercise", "aim for 150 minutes a week")),
-        ("**Exercise**: aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
-        ("**Exercise:** aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
-        ("Exercise – aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
-        ("Exercise - aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
-        ("Well-being at 10:30 a.m.", OutlinePoint("Well-being at 10:30 a.m.")),
-        ("`a: b` in YAML: quoting rules", OutlinePoint("`a: b` in YAML", "quoting rules")),
-        ("**Brown v. Board: the case** (1954)", OutlinePoint("Brown v. Board: the case (1954)")),
-        ("**Python** vs **Rust**: performance", OutlinePoint("Python vs Rust", "performance")),
-        ("Day 1 – Kyoto: temples (about 100 words)", OutlinePoint("Day 1 – Kyoto", "temples (about 100 words)")),
-        ("9:00 – 10:30: Deep work", OutlinePoint("9:00 – 10:30", "Deep work")),
-        ("Using `**kwargs` safely: tips", OutlinePoint("Using `**kwargs` safely", "tips")),
-        ("2**10 and bit shifts", OutlinePoint("2**10 and bit shifts")),
-        ("***Bold italic***: x", OutlinePoint("Bold italic", "x")),
-        ("概要：この節では説明します", OutlinePoint("概要", "この節では説明します")),
-    ],
-)
+SPLITS = [
+    ("Exercise: aim for 150 minutes a week", OutlinePoint("Exercise", "aim for 150 minutes a week")),
+    ("**Exercise**: aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
+    ("**Exercise:** aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
+    ("Exercise – aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
+    ("Exercise - aim for 150 minutes", OutlinePoint("Exercise", "aim for 150 minutes")),
+    ("Well-being at 10:30 a.m.", OutlinePoint("Well-being at 10:30 a.m.")),
+    ("`a: b` in YAML: quoting rules", OutlinePoint("`a: b` in YAML", "quoting rules")),
+    ("**Brown v. Board: the case** (1954)", OutlinePoint("Brown v. Board: the case (1954)")),
+    ("**Python** vs **Rust**: performance", OutlinePoint("Python vs Rust", "performance")),
+    ("Day 1 – Kyoto: temples (about 100 words)", OutlinePoint("Day 1 – Kyoto", "temples (about 100 words)")),
+    ("9:00 – 10:30: Deep work", OutlinePoint("9:00 – 10:30", "Deep work")),
+    ("Using `**kwargs` safely: tips", OutlinePoint("Using `**kwargs` safely", "tips")),
+    ("2**10 and bit shifts", OutlinePoint("2**10 and bit shifts")),
+    ("***Bold italic***: x", OutlinePoint("Bold italic", "x")),
+    ("概要：この節では説明します", OutlinePoint("概要", "この節では説明します")),
+]
+
+
+@pytest.mark.parametrize(("line", "point"), SPLITS)
 def test_a_title_and_its_description_are_split_and_both_kept(line: str, point: OutlinePoint) -> None:
     assert split_title(line) == point
+
+
+@pytest.mark.parametrize(("line", "point"), SPLITS)
+def test_a_streamed_heading_is_told_early_only_once_nothing_can_change_it(line: str, point: OutlinePoint) -> None:
+    # Streamed a character at a time as the second item: whatever `upcoming` tells before the line ends
+    # is the title the point gets; it tells one once a colon's (or emphasis's) description has begun.
+    parser = SkeletonParser()
+    parser.feed("1. Alpha: first\n2. ")
+    told = set()
+    for char in line:
+        parser.feed(char)
+        told.add(parser.upcoming())
+    parser.finish()
+    assert parser.points == ["Alpha", point.title]
+    assert told - {None} <= {point.title}
+    head = line[: line.rindex(point.detail)].rstrip() if point.detail else ""
+    assert (point.title in told) == head.endswith((":", "：", "*"))
+
+
+def test_no_heading_is_told_early_for_a_repeat_a_sub_item_or_past_the_cap() -> None:
+    parser = SkeletonParser(max_points=2)
+    parser.feed("1. Alpha: first\n   - a sub-item: not a point\n")
+    assert parser.upcoming() is None
+    parser.feed("2. alpha: again")
+    assert parser.upcoming() is None  # a repeat is dropped
+    parser.feed("\n3. Beta: second\n4. Gamma: th")
+    assert parser.points == ["Alpha", "Beta"] and parser.upcoming() is None
 
 
 def test_sub_items_and_lines_under_a_point_are_its_detail() -> None:
@@ -129,6 +157,7 @@ def test_numbers_inside_text_start_no_point() -> None:
 
 
 def test_the_generic_parser_is_small_and_knows_no_words() -> None:
-    source = inspect.getsource(outline)
-    assert len(source.splitlines()) <= 250
-    assert "frozenset" not in source  # no word lists
+    for module in (outline, _titles):
+        source = inspect.getsource(module)
+        assert len(source.splitlines()) <= 250
+        assert "frozenset" not in source  # no word lists

@@ -98,6 +98,32 @@ async def test_a_retry_of_point_1_while_point_2_is_done_shows_point_1_once() -> 
     assert text.split("\n")[0] == "1. Alpha: half of the first answer."
 
 
+async def test_a_section_starts_once_the_next_heading_is_settled_and_is_shown_that_heading_alone() -> None:
+    first_asked = anyio.Event()
+    prompts: dict[int, str] = {}
+
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if kind(request) == "skeleton":
+            yield "1. Alpha: the first part\n2. Be"
+            yield "ta: the sec"  # the heading can no longer change: point 1 starts before line 2 ends
+            await first_asked.wait()
+            yield "ond part\n3. Gamma: the third part\n"
+            return
+        i = point_of(request)
+        prompts[i] = request.messages[-1].content
+        if i == 0:
+            first_asked.set()
+        yield f"text {i + 1}."
+
+    with anyio.fail_after(10):  # a section that waited for its next line would never be asked
+        async with sot.Client(backend=MockBackend(handler), mode="sot") as client:
+            answer = await client.ask("q")
+    assert answer.expansions == ["text 1.", "text 2.", "text 3."]
+    assert "1. Alpha: the first part\n2. Beta\n" in prompts[0] and "3." not in prompts[0]
+    assert "2. Beta: the second part\n3. Gamma\n" in prompts[1]
+    assert "3. Gamma: the third part\n" in prompts[2]
+
+
 async def test_a_pipelined_point_then_a_fallback_leaves_only_the_sequential_answer() -> None:
     expanded = anyio.Event()
 
@@ -113,7 +139,8 @@ async def test_a_pipelined_point_then_a_fallback_leaves_only_the_sequential_answ
             return
         yield "The sequential answer."
 
-    async with sot.Client(backend=MockBackend(handler), mode="sot") as client:
+    # Brief points start as their line completes (full sections wait for the next one's heading).
+    async with sot.Client(backend=MockBackend(handler), mode="sot", brief=True) as client:
         seen = await collect(client)
     answer = seen[-1].answer  # type: ignore[union-attr]
     assert answer.mode == "sequential"

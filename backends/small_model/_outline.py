@@ -101,6 +101,10 @@ class SkeletonParser:
         """Nothing: a small model's title is all of its point that is kept."""
         return ""
 
+    def upcoming(self) -> str | None:
+        """None: a small model's title is settled only when its line ends (it may be cut or tidied)."""
+        return None
+
     def feed(self, text: str) -> list[str]:
         """Add streamed text; return the points whose lines became complete."""
         self._buffer += text.replace("\r\n", "\n").replace("\r", "\n")

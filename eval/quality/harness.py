@@ -15,11 +15,12 @@ A strong model is stood in for by people (or helper sessions) who answer the exa
    the files of one panel together judge every pair once, each question in both orders)
    give the net win rate (SoT wins - losses over pairs; two orders that disagree are a tie, as in
    `sot judge`), by category, and the cost: each answer's critical path (the plan up to a section's
-   line plus that section: what must be written one token after another) and total tokens, against
-   the sequential answer's. Tokens are counted as words and punctuation marks (no tokenizer: ratios).
+   line, and the next one's heading where the section waited for it, plus that section: what must be
+   written one token after another) and total tokens, against the sequential answer's. Tokens are
+   counted as words and punctuation marks (no tokenizer: ratios).
 
 Against a real endpoint the same questions go through ``sot batch --modes sot,sequential`` and
-``sot judge``; ``score --results FILE`` reads that file's cost figures too.
+``sot judge`` (the net win rate; the critical path needs the plan's text, which only the replay keeps).
 
     python eval/quality/harness.py run --store eval/quality/full [--brief]
     python eval/quality/harness.py pairs --store eval/quality/full
@@ -43,6 +44,7 @@ from typing import Any
 import anyio
 
 import sot
+from sot.profiles import FULL
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # eval/, for _bench_common (this file runs from eval/quality)
 from _bench_common import reach_test_fakes
@@ -95,7 +97,7 @@ class Replay:
         return Reply(status=400, error_body={"error": {"message": "no answer written for this prompt yet"}})
 
 
-async def _answer(client: sot.Client, row: dict[str, Any], mode: str) -> dict[str, Any]:
+async def _answer(client: sot.Client, row: dict[str, Any], mode: str, brief: bool) -> dict[str, Any]:
     answer = await client.ask(row["question"], mode=mode)
     failed = answer.failed_points or (mode == "sot" and answer.mode != "sot")
     record = {"id": row["id"], "mode": mode, "category": row["category"], "question": row["question"]}
@@ -103,6 +105,8 @@ async def _answer(client: sot.Client, row: dict[str, Any], mode: str) -> dict[st
         "text": answer.text,
         "points": answer.points,
         "expansions": answer.expansions,
+        # Each section also waited for the next one's heading (its critical path counts it).
+        "sees_next_heading": not brief and FULL.sees_next_heading,
         "error": "incomplete" if failed else None,
     }
 
@@ -117,7 +121,7 @@ async def run(store: Path, questions: Path, brief: bool) -> None:
             for row in rows:
                 for mode in ("sot", "sequential"):
                     with contextlib.suppress(sot.SotError):  # its first prompt is pending
-                        results.append(await _answer(client, row, mode))
+                        results.append(await _answer(client, row, mode, brief))
     pending = [p | {"question_id": qid(rows, p)} for p in replay.pending.values()]
     write_jsonl(store / "pending.jsonl", pending)
     whole = [r for r in results if r["error"] is None]
@@ -192,7 +196,9 @@ def cost(store: Path) -> dict[str, Any]:
     sot_tokens = [tokens(r["text"]) for r in records if r["mode"] == "sot"]
     for record in (r for r in records if r["mode"] == "sot" and r["id"] in sequential and r["id"] in plans):
         plan = plans[record["id"]]
-        upto = [_plan_upto(plan, record["points"][i]) for i in range(len(record["expansions"]))]
+        upto = [_plan_upto(plan, title) + _next_heading(record, i) for i, title in enumerate(record["points"])][
+            : len(record["expansions"])
+        ]
         path = max(upto[i] + tokens(body) for i, body in enumerate(record["expansions"]))
         total = tokens(plan) + sum(tokens(body) for body in record["expansions"])
         paths.append(path / sequential[record["id"]])
@@ -204,6 +210,13 @@ def cost(store: Path) -> dict[str, Any]:
         "sot_tokens_median": statistics.median(sot_tokens) if sot_tokens else None,
         "sequential_tokens_median": statistics.median(sequential.values()) if sequential else None,
     }
+
+
+def _next_heading(record: dict[str, Any], index: int) -> int:
+    """Tokens of the next point's heading, where the section waited for it (0 for the last point)."""
+    points = record["points"]
+    following = index + 1 < len(points) and record.get("sees_next_heading", False)
+    return tokens(f"{index + 2}. {points[index + 1]}:") if following else 0
 
 
 def _plan_upto(plan: str, title: str) -> int:
