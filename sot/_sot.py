@@ -56,11 +56,14 @@ class _FanOut:
         self.limiter = anyio.CapacityLimiter(width)
         self.started: set[int] = set()
         self.ahead = setup.options.pipeline and setup.style.sees_next_heading
+        self.told: dict[int, str] = {}  # a point's heading, as shown to the section before it
 
     def dispatch(self, new_points: list[str]) -> None:
         first = len(self.run.points) - len(new_points)
         for index, point in enumerate(new_points, start=first):
             title = sanitize(point)
+            if self.told.get(index, point) != point:  # a retried outline went another way
+                log.info("section %d was shown %r next; the outline has %r", index, self.told[index], point)
             self.turn.emit(events.SkeletonPoint(index, title))
             self.turn.draft.add_point(title)
             if self.setup.options.pipeline:
@@ -70,6 +73,8 @@ class _FanOut:
         if index >= 0 and index not in self.started:
             self.started.add(index)
             shown = self.shown(index, heading)
+            if heading is not None:
+                self.told[index + 1] = heading
             scope = self.tg.cancel_scope
             self.tg.start_soon(expand, self.setup, self.turn, self.run, index, shown, self.limiter, scope)
 
@@ -94,12 +99,15 @@ class _FanOut:
         self.turn.emit(events.SkeletonDelta(text))
         self.run.parser.feed(text)
         self.dispatch(self.run.take_new_points())
-        heading = self.run.upcoming() if self.ahead else None
-        if heading is not None:
+        if not self.ahead:
+            return
+        heading = self.run.upcoming()
+        if heading is not None or self.run.parser.full:  # at the cap, no point follows the last kept one
             self.start(len(self.run.points) - 1, heading)
 
     def on_restart(self, attempt: int, *, another: bool = False) -> None:
-        """A new outline stream, parsed afresh; points already kept stay (their expansions may be running).
+        """A new outline stream, parsed afresh; points already kept stay (their expansions may be running,
+        the last one's with the next heading it was shown, which the new stream may not repeat: logged).
         A retried stream retells the outline and continues after them (see SotRun.take_new_points);
         `another` outline must extend them, not retell them."""
         self.run.parser = _reader(self.setup, self.turn.question)

@@ -1,7 +1,8 @@
 """Skeleton-of-Thought in two phases: a skeleton call, then every point expanded concurrently.
 
 With ``pipeline`` on, a point's expansion starts as soon as its skeleton line is complete in the
-stream, so early points overlap the rest of the skeleton; off, expansions wait for the whole
+stream (a full answer's section, as soon as the next line's heading is, and is shown it), so early
+points overlap the rest of the skeleton; off, expansions wait for the whole
 skeleton (the paper's SoT). Either way expansions are bounded by a ``CapacityLimiter``, each has
 its own retries and deadline, and the answer is stitched in skeleton order.
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 
+from ._heading import OutlinePoint as OutlinePoint
+from ._heading import split_settled
+from ._heading import split_title as split_title
 from ._shape import SkeletonShape
-from ._titles import OutlinePoint as OutlinePoint
-from ._titles import split_settled
-from ._titles import split_title as split_title
 
 _ROMAN = "ivxlIVXL"
 # A list marker: optional heading hashes, quote and emphasis, an optional word before the number
@@ -139,14 +139,17 @@ class SkeletonParser:
         return bullet.group("rest") if bullet else None
 
     def upcoming(self) -> str | None:
-        """The title of the point the unfinished line begins, as it will be kept, once no more text can
-        change it (its description has begun); None before that, or where it would not be kept."""
-        text = self._next_item() if self._style is not None else None
-        if text is None:
-            return None
-        point, settled = split_settled(text)
-        title = _capped(point.title, self.max_point_chars)
-        return title if settled and title and not self.full and not self._known(title) else None
+        """The title of the next point, as it will be kept, once no more text can change it: its line is
+        complete (only its detail may still grow), or the unfinished line's description has begun.
+        None before that, or where it would not be kept."""
+        if self._open is not None:
+            title = self._open.title
+        else:
+            text = self._next_item() if self._style is not None else None
+            point, settled = split_settled(text or "")
+            title = point.title if text is not None and settled else ""
+        title = _capped(title, self.max_point_chars)
+        return title if title and not self.full and not self._known(title) else None
 
     def finish(self, *, cut: bool = False) -> list[str]:
         """End of the stream: the last line and the open point; return the points they add.

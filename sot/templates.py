@@ -185,7 +185,8 @@ class Prompts:
         `template`: the profile's expansion prompt. `details`: what the outline said of each point beyond
         its title. `lead`: end with the point's first words as the assistant's ("2. Title:"), as the SoT
         paper does for open models; only for servers that accept a conversation ending on the assistant.
-        `so_far`: `points` is the outline up to this point only (pipelined): more may follow, unseen.
+        `so_far`: `points` is the outline as far as the point saw it (pipelined: up to its own line, and
+        the next one's heading where the style looks ahead): more may follow, unseen.
         """
         variables = _expansion_variables(question, points, index, details or [""] * len(points), so_far)
         messages = [Message("user", self.render(self._template(template), **variables))]

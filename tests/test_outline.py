@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-import sot._titles as _titles
+import sot._heading as _heading
 from sot import SkeletonShape, outline, parse_skeleton, split_title
 from sot.outline import OutlinePoint, SkeletonParser
 
@@ -80,6 +80,8 @@ SPLITS = [
     ("2**10 and bit shifts", OutlinePoint("2**10 and bit shifts")),
     ("***Bold italic***: x", OutlinePoint("Bold italic", "x")),
     ("概要：この節では説明します", OutlinePoint("概要", "この節では説明します")),
+    ("*Conclusion: wrap up*", OutlinePoint("Conclusion: wrap up")),
+    ("__Title: desc__", OutlinePoint("Title: desc")),
 ]
 
 
@@ -105,11 +107,19 @@ def test_a_streamed_heading_is_told_early_only_once_nothing_can_change_it(line: 
     assert (point.title in told) == head.endswith((":", "：", "*"))
 
 
-def test_no_heading_is_told_early_for_a_repeat_a_sub_item_or_past_the_cap() -> None:
+def test_a_heading_without_a_description_is_told_when_its_line_ends() -> None:
+    parser = SkeletonParser()
+    parser.feed("1. Alpha: first\n2. Beta (about 100 words)")
+    assert parser.upcoming() is None  # "Beta (about 100 words) - ..." could still be a dash's title
+    parser.feed("\n")
+    assert parser.upcoming() == "Beta (about 100 words)"
+
+
+def test_no_heading_is_told_for_a_repeat_a_sub_item_or_past_the_cap() -> None:
     parser = SkeletonParser(max_points=2)
-    parser.feed("1. Alpha: first\n   - a sub-item: not a point\n")
-    assert parser.upcoming() is None
-    parser.feed("2. alpha: again")
+    parser.feed("1. Alpha: first\n   2. sub-item: part of Alpha")
+    assert parser.points == [] and parser.upcoming() == "Alpha"  # its own line is whole; no next one yet
+    parser.feed("\n2. alpha: again")
     assert parser.upcoming() is None  # a repeat is dropped
     parser.feed("\n3. Beta: second\n4. Gamma: th")
     assert parser.points == ["Alpha", "Beta"] and parser.upcoming() is None
@@ -157,7 +167,7 @@ def test_numbers_inside_text_start_no_point() -> None:
 
 
 def test_the_generic_parser_is_small_and_knows_no_words() -> None:
-    for module in (outline, _titles):
+    for module in (outline, _heading):
         source = inspect.getsource(module)
         assert len(source.splitlines()) <= 250
         assert "frozenset" not in source  # no word lists

@@ -124,6 +124,48 @@ async def test_a_section_starts_once_the_next_heading_is_settled_and_is_shown_th
     assert "3. Gamma: the third part\n" in prompts[2]
 
 
+async def test_at_the_cap_the_last_kept_section_starts_before_the_outline_ends() -> None:
+    last_asked = anyio.Event()
+
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if kind(request) == "skeleton":
+            yield "1. Alpha: a\n2. Beta: b\n3. Gamma: c\n4. Delta: d"
+            await last_asked.wait()  # the model writes on past the points kept
+            yield "\n5. Epsilon: e\n"
+            return
+        if point_of(request) == 2:
+            last_asked.set()
+        yield f"text {point_of(request) + 1}."
+
+    with anyio.fail_after(10):
+        async with sot.Client(backend=MockBackend(handler), mode="sot", max_points=3) as client:
+            answer = await client.ask("q")
+    assert answer.points == ["Alpha", "Beta", "Gamma"] and answer.expansions[2] == "text 3."
+
+
+async def test_a_retried_outline_that_goes_another_way_after_a_heading_was_shown_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    outlines = ["1. Alpha: a\n2. Beta: b\n3. Gamma: c", "1. Alpha: a\n2. Beta: b\n3. Delta: d\n"]
+    shown: dict[int, str] = {}
+
+    async def handler(request: ChatRequest) -> AsyncIterator[str]:
+        if kind(request) == "skeleton":
+            yield outlines.pop(0)
+            if outlines:
+                raise ProtocolError("the stream was cut")
+            return
+        shown.setdefault(point_of(request), request.messages[-1].content)
+        yield f"text {point_of(request) + 1}."
+
+    caplog.set_level("INFO", logger="sot")
+    async with sot.Client(backend=MockBackend(handler), mode="sot", max_retries=2) as client:
+        answer = await client.ask("q")
+    assert answer.points == ["Alpha", "Beta", "Delta"]
+    assert "3. Gamma\n" in shown[1]  # section 2 keeps the prompt it was sent
+    assert "section 2 was shown 'Gamma' next; the outline has 'Delta'" in caplog.text
+
+
 async def test_a_pipelined_point_then_a_fallback_leaves_only_the_sequential_answer() -> None:
     expanded = anyio.Event()
 

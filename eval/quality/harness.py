@@ -105,7 +105,8 @@ async def _answer(client: sot.Client, row: dict[str, Any], mode: str, brief: boo
         "text": answer.text,
         "points": answer.points,
         "expansions": answer.expansions,
-        # Each section also waited for the next one's heading (its critical path counts it).
+        # Each section also waited for the next one's heading (its critical path counts it); the harness
+        # asks the generic profile, pipelined, so its style decides.
         "sees_next_heading": not brief and FULL.sees_next_heading,
         "error": "incomplete" if failed else None,
     }
@@ -196,9 +197,7 @@ def cost(store: Path) -> dict[str, Any]:
     sot_tokens = [tokens(r["text"]) for r in records if r["mode"] == "sot"]
     for record in (r for r in records if r["mode"] == "sot" and r["id"] in sequential and r["id"] in plans):
         plan = plans[record["id"]]
-        upto = [_plan_upto(plan, title) + _next_heading(record, i) for i, title in enumerate(record["points"])][
-            : len(record["expansions"])
-        ]
+        upto = [_waited_for(plan, record, i) for i in range(len(record["expansions"]))]
         path = max(upto[i] + tokens(body) for i, body in enumerate(record["expansions"]))
         total = tokens(plan) + sum(tokens(body) for body in record["expansions"])
         paths.append(path / sequential[record["id"]])
@@ -212,11 +211,15 @@ def cost(store: Path) -> dict[str, Any]:
     }
 
 
-def _next_heading(record: dict[str, Any], index: int) -> int:
-    """Tokens of the next point's heading, where the section waited for it (0 for the last point)."""
+def _waited_for(plan: str, record: dict[str, Any], index: int) -> int:
+    """Tokens of the plan a section waited for: up to its own line, and the next one's heading where it
+    waited for that (all of the plan, for the last section, which starts as the plan ends)."""
     points = record["points"]
-    following = index + 1 < len(points) and record.get("sees_next_heading", False)
-    return tokens(f"{index + 2}. {points[index + 1]}:") if following else 0
+    if not record.get("sees_next_heading", False):
+        return _plan_upto(plan, points[index])
+    if index + 1 < len(points):
+        return _plan_upto(plan, points[index]) + tokens(f"{index + 2}. {points[index + 1]}:")
+    return tokens(plan)
 
 
 def _plan_upto(plan: str, title: str) -> int:

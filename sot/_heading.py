@@ -56,6 +56,10 @@ def split_settled(text: str) -> tuple[OutlinePoint, bool]:
         return OutlinePoint(_plain(title), detail), bool(detail)
     colon = _split_at(text, _COLON)
     head, detail = colon or _split_at(text, _DASH) or (text, "")
-    unclosed = re.sub(r"`[^`]*`", "", head)  # a code span or bold left open may yet shield the colon
+    # A code span or bold left open may yet shield the colon; emphasis opening the line may yet close
+    # around the whole head ("*Title: description*").
+    unclosed = re.sub(r"`[^`]*`", "", head)
+    opened = emphasised is None and text[:1] in "*_"
     settled = colon is not None and bool(detail) and "`" not in unclosed and unclosed.count("**") % 2 == 0
+    settled = settled and not opened
     return OutlinePoint(_plain(head), detail), settled
