@@ -190,4 +190,6 @@ async def advertised_url() -> str | None:
 
 
 async def is_healthy(url: str) -> bool:
-    return await healthy(url.removesuffix("/v1") + "/health")
+    from ._load import metrics_root  # the server's root, as load readings find it (imported when asked)
+
+    return await healthy(metrics_root(url) + "/health")
