@@ -59,7 +59,5 @@ def split_settled(text: str) -> tuple[OutlinePoint, bool]:
     # A code span or bold left open may yet shield the colon; emphasis opening the line may yet close
     # around the whole head ("*Title: description*").
     unclosed = re.sub(r"`[^`]*`", "", head)
-    opened = emphasised is None and text[:1] in "*_"
-    settled = colon is not None and bool(detail) and "`" not in unclosed and unclosed.count("**") % 2 == 0
-    settled = settled and not opened
-    return OutlinePoint(_plain(head), detail), settled
+    opened = "`" in unclosed or unclosed.count("**") % 2 == 1 or (emphasised is None and text[:1] in "*_")
+    return OutlinePoint(_plain(head), detail), colon is not None and bool(detail) and not opened

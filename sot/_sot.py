@@ -86,10 +86,8 @@ class _FanOut:
         if not self.setup.options.pipeline:
             return Shown(list(run.points), list(run.details))
         points, details = run.points[: index + 1], run.details[: index + 1]
-        following = heading or next(iter(run.points[index + 1 : index + 2]), None)
-        if self.ahead and following:
-            return Shown([*points, following], [*details, ""])
-        return Shown(points, details)
+        following = (heading or next(iter(run.points[index + 1 : index + 2]), None)) if self.ahead else None
+        return Shown([*points, following], [*details, ""]) if following else Shown(points, details)
 
     def start_all(self) -> None:
         for index in range(len(self.run.points)):

@@ -29,9 +29,6 @@ def in_proxy_terms(exc: SotError) -> str:
     return exc.message_in(proxy_flag)
 
 
-# What a client may set per request, and where in the body: sot's own fields go in a `sot` object.
-
-
 def request_field(name: str) -> str:
     """A library option's name as a request body spells it (``sot.max_points``, ``temperature``)."""
     return f"sot.{name}" if name in SOT_FIELDS or name == "outline" else name
