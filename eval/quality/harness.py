@@ -213,13 +213,25 @@ def cost(store: Path) -> dict[str, Any]:
 
 def _waited_for(plan: str, record: dict[str, Any], index: int) -> int:
     """Tokens of the plan a section waited for: up to its own line, and the next one's heading where it
-    waited for that (all of the plan, for the last section, which starts as the plan ends)."""
+    waited for that (all of the plan, for the last section, which starts as the plan ends). Records marked
+    ``plan_lists`` (full22's plans in two lists, measured and not shipped) waited for their description line."""
     points = record["points"]
+    if record.get("plan_lists", False):
+        return _plan_described(plan, index)
     if not record.get("sees_next_heading", False):
         return _plan_upto(plan, points[index])
     if index + 1 < len(points):
         return _plan_upto(plan, points[index]) + tokens(f"{index + 2}. {points[index + 1]}:")
     return tokens(plan)
+
+
+def _plan_described(plan: str, index: int) -> int:
+    """Tokens of a plan in two lists up to the end of point `index`'s description line: the line in the
+    second list that starts with its number (the second time that number starts a line)."""
+    lines = plan.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if re.match(rf"\s*(?:\*\*)?{index + 1}[.):]", line)]
+    end = starts[1] if len(starts) > 1 else len(lines) - 1
+    return tokens("".join(lines[: end + 1]))
 
 
 def _plan_upto(plan: str, title: str) -> int:
