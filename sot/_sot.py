@@ -97,8 +97,8 @@ class _FanOut:
         self.turn.emit(events.SkeletonDelta(text))
         self.run.parser.feed(text)
         self.dispatch(self.run.take_new_points())
-        if not self.ahead:
-            return
+        if not self.ahead or len(self.run.points) - 1 in self.started:
+            return  # the section the next heading would start runs already: no need to read it again
         heading = self.run.upcoming()
         if heading is not None or self.run.parser.full:  # at the cap, no point follows the last kept one
             self.start(len(self.run.points) - 1, heading)
