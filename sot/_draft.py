@@ -28,16 +28,17 @@ log = logging.getLogger("sot.answer")
 _FIRST_SHOWN = re.compile(r"\S")
 
 
-def point_line(index: int, title: str, body: str) -> str:
+def point_line(index: int, title: str, body: str, *, headed: bool = False) -> str:
     """One point as the answer shows it: ``N. Title: body`` (just the title when it has no body; a
     title that asks or exclaims is followed by its body as by a sentence: "Can you afford it? Check ...").
-    A body of several lines (paragraphs, a list, a code block) starts on a line of its own under its
-    number and title in bold, a paragraph and no list item, so markdown renders the body whole (its own
-    numbered lists stay its own) and plain text keeps its lines as the model wrote them."""
+    A body of several lines (paragraphs, a list, a code block), or any body where every section is
+    `headed`, starts on a line of its own under its number and title in bold, a paragraph and no list
+    item, so markdown renders the body whole (its own numbered lists stay its own) and plain text keeps
+    its lines as the model wrote them."""
     head = heading(title)
     if not body or body == title:
-        return f"{index + 1}. {head}"
-    if _multiline(body):
+        return f"**{index + 1}. {head}**" if headed else f"{index + 1}. {head}"
+    if headed or _multiline(body):
         return f"**{index + 1}. {head}**\n\n{body}"
     return f"{index + 1}. {head}{after_title(head)}{body}"
 
@@ -46,10 +47,10 @@ def _multiline(body: str) -> bool:
     return "\n" in body
 
 
-def point_gap(before: str, body: str) -> str:
+def point_gap(before: str, body: str, *, headed: bool = False) -> str:
     """What separates a point from the one before it: a line break, or a blank line where either has
-    several lines (else markdown would run the next point into the last paragraph)."""
-    return "\n\n" if _multiline(before) or _multiline(body) else "\n"
+    several lines or sections are headed (else markdown would run the next point into the last paragraph)."""
+    return "\n\n" if headed or _multiline(before) or _multiline(body) else "\n"
 
 
 def heading(title: str) -> str:
@@ -65,8 +66,9 @@ def after_title(head: str) -> str:
 class Draft:
     """Commits an answer's text in reading order and emits it as ``AnswerText`` events."""
 
-    def __init__(self, emit: Callable[[events.Event], None]) -> None:
+    def __init__(self, emit: Callable[[events.Event], None], *, headed: bool = False) -> None:
         self._emit = emit
+        self._headed = headed  # every point under its own heading (Style.headed_sections)
         self._committed: list[str] = []
         # SoT state.
         self._titles: list[str] = []
@@ -114,8 +116,8 @@ class Draft:
             return
         while self._next_point in self._bodies and self._next_point < len(self._titles):
             i = self._next_point
-            gap = point_gap(self._bodies[i - 1], self._bodies[i]) if i else ""
-            self._commit(gap + point_line(i, self._titles[i], self._bodies[i]))
+            gap = point_gap(self._bodies[i - 1], self._bodies[i], headed=self._headed) if i else ""
+            self._commit(gap + point_line(i, self._titles[i], self._bodies[i], headed=self._headed))
             self._next_point += 1
 
     # Sequential ----------------------------------------------------------------------------------

@@ -139,7 +139,7 @@ class Orchestrator:
         caller = Caller(
             self.backend, self.options.retry_policy, limiter=self.limiter, keep_reasoning=self.options.keep_reasoning
         )
-        turn = Turn(question, history, caller, emit, Draft(emit))
+        turn = Turn(question, history, caller, emit, Draft(emit, headed=self.style.headed_sections))
         mode, reason, decision, reading = await self._decide_and_read(question, caller)
         log.info("answering with %s (%s; profile %s)", mode, reason, self.profile.name)
         route_s = caller.now() if decision is not None else None

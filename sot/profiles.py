@@ -86,6 +86,10 @@ class Style:
     max_points: int  # asked of the outline where the caller sets no max_points
     # A pipelined point waits for the next point's heading and is shown it: it knows where its part ends.
     sees_next_heading: bool = False
+    # Every section under its own heading. The alternative, a point's text after its title on one line
+    # (and under a heading only where it has several lines), suits short points; with sections of a
+    # normal answer's length it mixes the two forms within one answer.
+    headed_sections: bool = False
 
 
 # The plan names each section's content and length (9 sections of a heading, a sentence and a length fit
@@ -97,6 +101,7 @@ FULL = Style(
     constants.SECTION_MAX_TOKENS,
     constants.PLAN_MAX_SECTIONS,
     sees_next_heading=True,
+    headed_sections=True,
 )
 BRIEF = Style(
     SKELETON_BRIEF,

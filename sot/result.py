@@ -76,8 +76,9 @@ class Answer:
     """One answer: its text (what every view prints), how it was made, and what it cost.
 
     ``text`` is the stitched SoT answer (``N. Title: expansion`` per point, in skeleton order; a
-    point of several lines as ``N. **Title**`` with its text below, as ``sot._draft.point_line`` writes
-    it) or the sequential answer; ``points`` and ``expansions`` are its parts, ``calls`` every model call made.
+    point of several lines, and every section of a full answer, as ``**N. Title**`` with its text
+    below, as ``sot._draft.point_line`` writes it) or the sequential answer; ``points`` and
+    ``expansions`` are its parts, ``calls`` every model call made.
     A point with no text of its own (its call failed, listed in ``failed_points``, or it said nothing
     once cleaned) has an empty expansion, and its line in ``text`` is its title alone.
     """

@@ -102,7 +102,8 @@ def test_every_view_prints_the_same_answer(scenario: str, tmp_path: Path) -> Non
     elif scenario == "sequential":
         assert answer == "A plain answer written in one go."
     else:  # in order, each title once (the model's echo of it is tidied away), nothing twice
-        assert answer.split("\n") == [f"{n}. {t}: body of point {n}, with detail." for n, t in enumerate(POINTS, 1)]
+        sections = [f"**{n}. {t}**\n\nbody of point {n}, with detail." for n, t in enumerate(POINTS, 1)]
+        assert answer == "\n\n".join(sections)
 
 
 def test_typed_option_overrides_name_exactly_the_options() -> None:

@@ -24,8 +24,8 @@ async def test_stitches_in_skeleton_order_when_expansions_finish_in_reverse(fake
     assert answer.mode == "sot"
     assert answer.points == SIX
     assert answer.expansions == [f"Details on {p} for point {i}." for i, p in enumerate(SIX, 1)]
-    lines = answer.text.splitlines()
-    assert [line.split(":")[0] for line in lines] == [f"{i}. {p}" for i, p in enumerate(SIX, 1)]
+    sections = [f"**{i}. {p}**\n\nDetails on {p} for point {i}." for i, p in enumerate(SIX, 1)]
+    assert answer.text == "\n\n".join(sections)
     assert answer.failed_points == []
 
 
@@ -119,9 +119,9 @@ async def test_stream_yields_typed_events_in_a_sensible_order(fake) -> None:
     committed = "".join(e.text for e in seen if isinstance(e, events.AnswerText))
     assert answer_events.answer is not None
     assert committed == seen[-1].answer.text == answer_events.answer.text
-    lines = committed.split("\n")
-    assert [line.split(".")[0] for line in lines] == [str(i) for i in range(1, 7)]
-    assert lines[2] == "3. Block distractions: Details on Block distractions for point 3."
+    sections = committed.split("\n\n")
+    assert sections[0::2] == [f"**{i}. {title}**" for i, title in enumerate(SIX, 1)]
+    assert sections[5] == "Details on Block distractions for point 3."
 
 
 async def test_client_reuses_one_connection_pool(fake) -> None:
@@ -233,10 +233,30 @@ async def test_a_title_that_asks_or_exclaims_reads_on_into_its_text(fake) -> Non
         return Reply(f"Text {request.point}.")
 
     server = fake(handler)
-    answer = await sot.ask("How do I save on groceries?", base_url=server.url, model="m", mode="sot")
+    answer = await sot.ask("How do I save on groceries?", base_url=server.url, model="m", mode="sot", brief=True)
     # Outside check P saw "6. Buy online for free!: A great way ...".
     assert answer.text.splitlines() == [
         "1. Can you afford it? Text 1.",
         "2. Buy online for free! Text 2.",
         "3. Compare prices: Text 3.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("brief", "expected"),
+    [
+        (False, "**1. Verdict**\n\nYes.\n\n**2. Steps**\n\n- Measure.\n- Cut.\n\n**3. Caveats**\n\nMind the edges."),
+        (True, "1. Verdict: Yes.\n\n**2. Steps**\n\n- Measure.\n- Cut.\n\n3. Caveats: Mind the edges."),
+    ],
+)
+async def test_a_full_answer_puts_every_section_under_its_heading(fake, brief: bool, expected: str) -> None:
+    # One form for every section of a full answer, whatever its text's shape: a paragraph after its title
+    # on one line beside a list under a heading reads as a glitch. Brief points keep the short form.
+    def handler(request: SeenRequest) -> Reply:
+        if request.kind == "skeleton":
+            return Reply("1. Verdict: whether to (about 20 words)\n2. Steps: how\n3. Caveats: what to watch\n")
+        return Reply({1: "Yes.", 2: "- Measure.\n- Cut."}.get(request.point or 0, "Mind the edges."))
+
+    server = fake(handler)
+    answer = await sot.ask("Should I?", base_url=server.url, model="m", mode="sot", brief=brief)
+    assert answer.text == expected

@@ -109,7 +109,7 @@ def test_a_streamed_answer_comes_point_by_point_in_reading_order_with_summed_usa
     pieces = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
     assert "".join(pieces) == expected.text
     # One piece per point, each in place, although point 1 finished last upstream.
-    assert [p.strip()[:2] for p in pieces] == ["1.", "2.", "3."]
+    assert [p.strip()[:4] for p in pieces] == ["**1.", "**2.", "**3."]
     finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
     assert finishes == ["stop"]
     assert chunks[-1].choices == [] and chunks[-1].usage is not None
@@ -365,11 +365,11 @@ def test_a_failure_after_text_went_out_ends_the_stream_with_an_error_event(proxi
         with pytest.raises(openai.APIError, match="point 3"):
             for chunk in stream:
                 texts.append(chunk.choices[0].delta.content or "" if chunk.choices else "")
-                if "".join(texts).startswith("1. First idea"):
+                if "".join(texts).startswith("**1. First idea"):
                     text_went_out.set()
     finally:
         text_went_out.set()
-    assert "".join(texts).startswith("1. First idea")  # points 1 and 2 had gone out
+    assert "".join(texts).startswith("**1. First idea")  # points 1 and 2 had gone out
 
 
 @pytest.mark.anyio

@@ -64,7 +64,7 @@ async def test_points_finishing_in_reverse_are_committed_in_order() -> None:
     finished = [e.index for e in seen if isinstance(e, events.PointDone)]
     assert finished == [2, 1, 0]
     pieces = [e.text for e in seen if isinstance(e, events.AnswerText)]
-    assert pieces == ["1. Alpha: text 1.", "\n2. Beta: text 2.", "\n3. Gamma: text 3."]
+    assert pieces == ["**1. Alpha**\n\ntext 1.", "\n\n**2. Beta**\n\ntext 2.", "\n\n**3. Gamma**\n\ntext 3."]
     assert committed(seen) == seen[-1].answer.text  # type: ignore[union-attr]
 
 
@@ -95,7 +95,7 @@ async def test_a_retry_of_point_1_while_point_2_is_done_shows_point_1_once() -> 
     assert any(isinstance(e, events.ExpansionRestarted) and e.index == 0 for e in seen)
     text = committed(seen)
     assert text.count("half of the first") == 1
-    assert text.split("\n")[0] == "1. Alpha: half of the first answer."
+    assert text.split("\n\n")[:2] == ["**1. Alpha**", "half of the first answer."]
 
 
 async def test_a_section_starts_once_the_next_heading_is_settled_and_is_shown_that_heading_alone() -> None:
