@@ -99,25 +99,28 @@ class Replay:
 
 async def _answer(client: sot.Client, row: dict[str, Any], mode: str, brief: bool) -> dict[str, Any]:
     answer = await client.ask(row["question"], mode=mode)
+    pipelined = mode == "sot" and answer.pipelined
     failed = answer.failed_points or (mode == "sot" and answer.mode != "sot")
     record = {"id": row["id"], "mode": mode, "category": row["category"], "question": row["question"]}
     return record | {
         "text": answer.text,
         "points": answer.points,
         "expansions": answer.expansions,
+        "pipelined": pipelined,
         # Each section also waited for the next one's heading (its critical path counts it); the harness
-        # asks the generic profile, pipelined, so its style decides.
-        "sees_next_heading": not brief and FULL.sees_next_heading,
+        # asks the generic profile, so its style decides.
+        "sees_next_heading": pipelined and not brief and FULL.sees_next_heading,
         "error": "incomplete" if failed else None,
     }
 
 
-async def run(store: Path, questions: Path, brief: bool) -> None:
+async def run(store: Path, questions: Path, brief: bool, pipeline: bool) -> None:
     rows = read_jsonl(questions)
     replay = Replay(store)
     results = []
     with FakeServer(replay, model="writer") as server:
-        options: dict[str, Any] = {"model": "writer", "allow_partial": True, "max_retries": 0, "brief": brief}
+        options: dict[str, Any] = {"model": "writer", "allow_partial": True, "max_retries": 0}
+        options |= {"brief": brief, "pipeline": pipeline}
         async with sot.Client(base_url=server.url, router="rules", **options) as client:
             for row in rows:
                 for mode in ("sot", "sequential"):
@@ -213,9 +216,12 @@ def cost(store: Path) -> dict[str, Any]:
 
 def _waited_for(plan: str, record: dict[str, Any], index: int) -> int:
     """Tokens of the plan a section waited for: up to its own line, and the next one's heading where it
-    waited for that (all of the plan, for the last section, which starts as the plan ends). Records marked
-    ``plan_lists`` (full22's plans in two lists, measured and not shipped) waited for their description line."""
+    waited for that (all of the plan, for the last section, which starts as the plan ends). Sections not
+    pipelined (``--no-pipeline``) waited for the whole plan; records marked ``plan_lists`` (full22's plans
+    in two lists, measured and not shipped), for their description line."""
     points = record["points"]
+    if not record.get("pipelined", True):
+        return tokens(plan)
     if record.get("plan_lists", False):
         return _plan_described(plan, index)
     if not record.get("sees_next_heading", False):
@@ -247,10 +253,11 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=HERE / "full")
     parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
     parser.add_argument("--brief", action="store_true", help="run: the brief prompts (the paper's short points)")
+    parser.add_argument("--no-pipeline", action="store_true", help="run: every section waits for the whole plan")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     if args.command == "run":
-        anyio.run(run, args.store, args.questions, args.brief)
+        anyio.run(run, args.store, args.questions, args.brief, not args.no_pipeline)
     elif args.command == "pairs":
         pairs(args.store, args.seed)
     else:
