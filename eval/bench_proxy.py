@@ -63,7 +63,8 @@ def handler(token_delay: float = TOKEN_DELAY_S) -> Any:
 
 
 def expected_sot_text() -> str:
-    return "\n".join(f"{i}. {p}: Details on {p} for point {i}." for i, p in enumerate(POINTS, 1))
+    """The scripted answer as a full answer shows it: every section under its own heading."""
+    return "\n\n".join(f"**{i}. {p}**\n\nDetails on {p} for point {i}." for i, p in enumerate(POINTS, 1))
 
 
 def free_port() -> int:

@@ -29,8 +29,9 @@ _FIRST_SHOWN = re.compile(r"\S")
 
 
 def point_line(index: int, title: str, body: str, *, headed: bool = False) -> str:
-    """One point as the answer shows it: ``N. Title: body`` (just the title when it has no body; a
-    title that asks or exclaims is followed by its body as by a sentence: "Can you afford it? Check ...").
+    """One point as the answer shows it: ``N. Title: body`` (just the title, or its heading where sections are
+    `headed`, when it has no body; a title that asks or exclaims is followed by its body as by a sentence:
+    "Can you afford it? Check ...").
     A body of several lines (paragraphs, a list, a code block), or any body where every section is
     `headed`, starts on a line of its own under its number and title in bold, a paragraph and no list
     item, so markdown renders the body whole (its own numbered lists stay its own) and plain text keeps

@@ -86,7 +86,7 @@ class ExpansionRestarted:
 @dataclass(frozen=True)
 class PointDone:
     """Point `index` is final: its cleaned expansion ("" when it has none, or failed: the answer
-    then shows its title alone)."""
+    then shows its title alone, as a heading in a full answer)."""
 
     index: int
     text: str

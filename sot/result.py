@@ -80,7 +80,8 @@ class Answer:
     below, as ``sot._draft.point_line`` writes it) or the sequential answer; ``points`` and
     ``expansions`` are its parts, ``calls`` every model call made.
     A point with no text of its own (its call failed, listed in ``failed_points``, or it said nothing
-    once cleaned) has an empty expansion, and its line in ``text`` is its title alone.
+    once cleaned) has an empty expansion, and its line in ``text`` is its title alone (its heading alone
+    in a full answer).
     """
 
     text: str

@@ -249,7 +249,9 @@ async def test_a_title_that_asks_or_exclaims_reads_on_into_its_text(fake) -> Non
         (True, "1. Verdict: Yes.\n\n**2. Steps**\n\n- Measure.\n- Cut.\n\n3. Caveats: Mind the edges."),
     ],
 )
-async def test_a_full_answer_puts_every_section_under_its_heading(fake, brief: bool, expected: str) -> None:
+async def test_a_full_answer_heads_every_section_and_a_brief_one_keeps_short_points(
+    fake, brief: bool, expected: str
+) -> None:
     # One form for every section of a full answer, whatever its text's shape: a paragraph after its title
     # on one line beside a list under a heading reads as a glitch. Brief points keep the short form.
     def handler(request: SeenRequest) -> Reply:

@@ -15,14 +15,14 @@ A strong model is stood in for by people (or helper sessions) who answer the exa
    the files of one panel together judge every pair once, each question in both orders)
    give the net win rate (SoT wins - losses over pairs; two orders that disagree are a tie, as in
    `sot judge`), by category, and the cost: each answer's critical path (the plan up to a section's
-   line, and the next one's heading where the section waited for it, plus that section: what must be
-   written one token after another) and total tokens, against the sequential answer's. Tokens are
-   counted as words and punctuation marks (no tokenizer: ratios).
+   line, and the next one's heading where the section waited for it, or all of the plan for a run with
+   ``--no-pipeline``, plus that section: what must be written one token after another) and total tokens,
+   against the sequential answer's. Tokens are counted as words and punctuation marks (no tokenizer: ratios).
 
 Against a real endpoint the same questions go through ``sot batch --modes sot,sequential`` and
 ``sot judge`` (the net win rate; the critical path needs the plan's text, which only the replay keeps).
 
-    python eval/quality/harness.py run --store eval/quality/full [--brief]
+    python eval/quality/harness.py run --store eval/quality/full [--brief] [--no-pipeline]
     python eval/quality/harness.py pairs --store eval/quality/full
     python eval/quality/harness.py score --store eval/quality/full
 """
