@@ -14,8 +14,9 @@ def extra_tokens(answer: Answer) -> ExtraTokens | None:
     # Calls closed once they had what was wanted report no usage (servers send it at a stream's end).
     if not points or len(reported) < len(answer.calls) - sum(call.left_early for call in answer.calls):
         return None
-    prompts = [call.usage.prompt_tokens for call in reported if call.usage is not None]
-    total_completion = sum(call.usage.completion_tokens for call in reported if call.usage is not None)
+    usages = [call.usage for call in reported if call.usage is not None]
+    prompts = [usage.prompt_tokens for usage in usages]
+    total_completion = sum(usage.completion_tokens for usage in usages)
     points_completion = sum(call.usage.completion_tokens for call in points if call.usage is not None)
     # The smallest prompt stands for a sequential answer's (the question alone, give or take instructions).
     return ExtraTokens(sum(prompts) - min(prompts), total_completion - points_completion, estimated=True)
