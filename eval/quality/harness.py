@@ -9,21 +9,26 @@ A strong model is stood in for by people (or helper sessions) who answer the exa
    again: the outline comes first,
    then its sections' prompts, until every answer is whole. Whole answers go to ``STORE/results.jsonl``
    in `sot batch`'s record format, so `sot judge` can judge them with a real model too.
-2. ``pairs``: each question's two answers as a blind pair in both orders (``STORE/pairs.jsonl``: ``pair``,
-   ``question``, ``A``, ``B``; which is which is in ``STORE/pairs_key.jsonl``, not for judges).
-3. ``score``: the judges' verdicts (``STORE/verdicts_PANELn.jsonl``: ``pair``, ``verdict`` A/B/C, ``judge``;
-   the files of one panel together judge every pair once, each question in both orders)
-   give the net win rate (SoT wins - losses over pairs; two orders that disagree are a tie, as in
-   `sot judge`), by category, and the cost: each answer's critical path (the plan up to a section's
-   line, and the next one's heading where the section waited for it, or all of the plan for a run with
-   ``--no-pipeline``, plus that section: what must be written one token after another) and total tokens,
-   against the sequential answer's. Tokens are counted as words and punctuation marks (no tokenizer: ratios).
+2. ``judge --panel a``: each question's two answers judged by `sot judge` itself (its prompt, in both
+   orders, and its reading of the verdict), against the same replay: the panel's judges answer the prompts
+   recorded in ``STORE/pending_judge_a.jsonl`` into ``STORE/judge_replies_a1.jsonl``, ``_a2``...; run it again
+   and the panel's verdicts are in ``STORE/judged_a.jsonl``. ``eval/quality/standin.py`` deals any pending
+   file out to writers, with the brief each is given.
+3. ``score``: the net win rate (SoT wins - losses over judgements, a question judged in both orders by
+   one panel; two orders that disagree are a tie, as in `sot judge`), by category, and the cost: each
+   answer's critical path (the plan up to a section's line, and the next one's heading where the section
+   waited for it, or all of the plan for a run with ``--no-pipeline``, plus that section: what must be
+   written one token after another) and total tokens, against the sequential answer's. Tokens are counted
+   as words and punctuation marks (no tokenizer: ratios). Stores judged before ``judge`` existed hold
+   ``pairs`` (``STORE/pairs.jsonl``, blind pairs in both orders, key in ``pairs_key.jsonl``) and the
+   verdicts read from them (``STORE/verdicts_PANELn.jsonl``: ``pair``, ``verdict`` A/B/C, ``judge``);
+   ``score`` counts both.
 
 Against a real endpoint the same questions go through ``sot batch --modes sot,sequential`` and
 ``sot judge`` (the net win rate; the critical path needs the plan's text, which only the replay keeps).
 
     python eval/quality/harness.py run --store eval/quality/full [--brief] [--no-pipeline]
-    python eval/quality/harness.py pairs --store eval/quality/full
+    python eval/quality/harness.py judge --store eval/quality/full --panel a
     python eval/quality/harness.py score --store eval/quality/full
 """
 
@@ -52,6 +57,10 @@ from _bench_common import reach_test_fakes
 reach_test_fakes()
 from _fakes import FakeServer, Reply, SeenRequest  # noqa: E402
 
+from sot.batch.judge import Judge, JudgeEndpoint, pairs_from, run_judge  # noqa: E402
+from sot.options import RetryPolicy  # noqa: E402
+from sot.templates import Prompts  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -75,25 +84,26 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 
-def written(store: Path) -> list[dict[str, Any]]:
+def written(store: Path, pattern: str = "answers*.jsonl") -> list[dict[str, Any]]:
     """Every answer written so far: one file per writer (``answers_*.jsonl``), so writers never share one."""
-    return [row for path in sorted(store.glob("answers*.jsonl")) for row in read_jsonl(path)]
+    return [row for path in sorted(store.glob(pattern)) for row in read_jsonl(path)]
 
 
 class Replay:
-    """The replay server's handler: stored answers, and the prompts still to answer."""
+    """The replay server's handler: stored answers, and the prompts still to answer. ``kind`` names the
+    prompts where the request's own shape does not (a judge's)."""
 
-    def __init__(self, store: Path) -> None:
-        self.answers = {row["key"]: row["answer"] for row in written(store)}
+    def __init__(self, store: Path, pattern: str = "answers*.jsonl", kind: str | None = None) -> None:
+        self.answers = {row["key"]: row["answer"] for row in written(store, pattern)}
         self.pending: dict[str, dict[str, Any]] = {}
-        self.question = ""
+        self.kind = kind
 
     def __call__(self, request: SeenRequest) -> Reply:
         messages = request.body.get("messages") or []
         key = key_of(messages)
         if key in self.answers:
             return Reply(self.answers[key])
-        self.pending.setdefault(key, {"key": key, "kind": request.kind, "messages": messages})
+        self.pending.setdefault(key, {"key": key, "kind": self.kind or request.kind, "messages": messages})
         return Reply(status=400, error_body={"error": {"message": "no answer written for this prompt yet"}})
 
 
@@ -131,6 +141,43 @@ async def run(store: Path, questions: Path, brief: bool, pipeline: bool) -> None
     whole = [r for r in results if r["error"] is None]
     write_jsonl(store / "results.jsonl", whole)
     print(f"{len(whole)} of {2 * len(rows)} answers whole; {len(pending)} prompt(s) pending in {store}/pending.jsonl")
+
+
+def stable_nonce(*texts: str) -> str:
+    """A judge prompt's marker code derived from its texts: the same prompt on every run, so its recorded
+    reply is found again (`sot judge` draws a random one)."""
+    seed = "\0".join(texts)
+    while True:
+        nonce = hashlib.sha256(seed.encode()).hexdigest()[:16]
+        if not any(nonce in text for text in texts):
+            return nonce
+        seed += "\0"
+
+
+async def judge(store: Path, questions: Path, panel: str) -> None:
+    """One panel's verdicts through `sot judge` itself: its prompts, its reading of a reply, its records
+    (``STORE/judged_PANEL.jsonl``). The panel's judges answer the prompts in
+    ``STORE/pending_judge_PANEL.jsonl`` into ``STORE/judge_replies_PANELn.jsonl``."""
+    rows = read_jsonl(questions)
+    records = read_jsonl(store / "results.jsonl")
+    replay = Replay(store, f"judge_replies_{panel}*.jsonl", kind="judge")
+    with FakeServer(replay, model="judge") as server:
+        backend = await JudgeEndpoint(server.url, "judge").connect()
+        try:
+            judge_ = Judge(backend, Prompts(), RetryPolicy(max_retries=0), nonce=stable_nonce)
+            for sot_record, sequential in pairs_from(records):  # both orders asked, so both are recorded
+                for first, second in ((sot_record, sequential), (sequential, sot_record)):
+                    with contextlib.suppress(sot.SotError):
+                        await judge_.verdict(sot_record["question"], first["text"], second["text"])
+            if not replay.pending:
+                out = store / f"judged_{panel}.jsonl"
+                await run_judge(judge_, store / "results.jsonl", out, concurrency=4, resume=False, overwrite=True)
+        finally:
+            await backend.aclose()
+    pending = [p | {"question_id": qid(rows, p)} for p in replay.pending.values()]
+    write_jsonl(store / f"pending_judge_{panel}.jsonl", pending)
+    done = "" if pending else f"; verdicts in {store}/judged_{panel}.jsonl"
+    print(f"panel {panel}: {len(pending)} judge prompt(s) pending in {store}/pending_judge_{panel}.jsonl{done}")
 
 
 def qid(rows: list[dict[str, Any]], pending: dict[str, Any]) -> str:
@@ -175,6 +222,10 @@ def score(store: Path) -> dict[str, Any]:
     for judged, orders in by_judge.items():
         if len(orders) == 2:
             outcomes[categories[judged.split(":")[1]]].append(_outcome(orders["sot"], orders["sequential"]))
+    for path in sorted(store.glob("judged_*.jsonl")):  # `sot judge` records (the `judge` command)
+        for record in read_jsonl(path):
+            if record.get("error") is None and record.get("winner") in ("sot", "sequential", "tie"):
+                outcomes[str(record["category"])].append(record["winner"])
     report: dict[str, Any] = {"by_category": {}, "cost": cost(store)}
     every = [o for os_ in outcomes.values() for o in os_]
     for name, found in [("all", every), *sorted(outcomes.items())]:
@@ -249,15 +300,18 @@ def _plan_upto(plan: str, title: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["run", "pairs", "score"])
+    parser.add_argument("command", choices=["run", "judge", "pairs", "score"])
     parser.add_argument("--store", type=Path, default=HERE / "full")
     parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
     parser.add_argument("--brief", action="store_true", help="run: the brief prompts (the paper's short points)")
     parser.add_argument("--no-pipeline", action="store_true", help="run: every section waits for the whole plan")
+    parser.add_argument("--panel", default="a", help="judge: the panel (a letter; its judges are PANEL1, PANEL2...)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     if args.command == "run":
         anyio.run(run, args.store, args.questions, args.brief, not args.no_pipeline)
+    elif args.command == "judge":
+        anyio.run(judge, args.store, args.questions, args.panel)
     elif args.command == "pairs":
         pairs(args.store, args.seed)
     else:

@@ -21,6 +21,7 @@ import re
 import secrets
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -155,15 +156,26 @@ class JudgeEndpoint:
 
 
 class Judge:
-    def __init__(self, backend: Backend, prompts: Prompts, policy: RetryPolicy | None = None) -> None:
+    """Asks one judge model for verdicts. ``nonce`` makes each prompt's marker code (random by default; a
+    replay of recorded replies needs the same prompt each time, so it passes one derived from the texts)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        prompts: Prompts,
+        policy: RetryPolicy | None = None,
+        *,
+        nonce: Callable[..., str] = fresh_nonce,
+    ) -> None:
         self.backend = backend
         self.prompts = prompts
         self.caller = Caller(backend, policy or RetryPolicy())
+        self.nonce = nonce
 
     async def verdict(self, question: str, answer_a: str, answer_b: str) -> tuple[str | None, str]:
         """(verdict or None, the judge's raw reply)."""
         question, answer_a, answer_b = defang(question), defang(answer_a), defang(answer_b)
-        nonce = fresh_nonce(question, answer_a, answer_b)
+        nonce = self.nonce(question, answer_a, answer_b)
         text = self.prompts.render(JUDGE_TEMPLATE, question=question, answer_a=answer_a, answer_b=answer_b, nonce=nonce)
         request = ChatRequest([Message("user", text)], max_tokens=400, temperature=0.0)
         outcome = await self.caller.call(request, purpose="judge")

@@ -1,0 +1,97 @@
+"""eval/quality: judges stood in for through `sot judge`'s own prompts, dealt out by standin.py, scored.
+
+Run as a user runs them (the scripts, in subprocesses), on a store of two questions whose judge
+replies are written here: one question SoT wins in both orders, one a judge always answers "A" for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS = ROOT / "eval" / "quality" / "harness.py"
+STANDIN = ROOT / "eval" / "quality" / "standin.py"
+QUESTIONS = [("k1", "knowledge", "Why is the sky blue?"), ("h1", "how-to", "How do I bleed a radiator?")]
+
+
+def script(path: Path, *args: str, store: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(path), *args, "--store", str(store)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def write(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def make_store(tmp_path: Path) -> tuple[Path, Path]:
+    store, questions = tmp_path / "store", tmp_path / "questions.jsonl"
+    store.mkdir()
+    write(questions, [{"id": i, "category": c, "question": q} for i, c, q in QUESTIONS])
+    records = [
+        {"id": i, "mode": mode, "category": c, "question": q, "text": f"{mode} answer to {i}", "error": None}
+        for i, c, q in QUESTIONS
+        for mode in ("sot", "sequential")
+    ]
+    write(store / "results.jsonl", records)
+    return store, questions
+
+
+def reply(row: dict[str, Any]) -> str:
+    """k1: the SoT answer, wherever it stands; h1: always A (a position bias, so a tie)."""
+    prompt = row["messages"][-1]["content"]
+    first = re.search(r"\[Answer A [0-9a-f]{16}\]\n(\w+)", prompt)
+    assert first is not None
+    verdict = "A" if row["question_id"] == "h1" or first.group(1) == "sot" else "B"
+    return f"One is better.\n[[{verdict}]]"
+
+
+def test_a_panel_judges_through_sot_judge_and_scores(tmp_path: Path) -> None:
+    store, questions = make_store(tmp_path)
+    first = script(HARNESS, "judge", "--questions", str(questions), "--panel", "a", store=store)
+    assert first.returncode == 0, first.stderr
+    pending = read(store / "pending_judge_a.jsonl")
+    assert len(pending) == 4  # two questions, both orders, asked in one pass
+    assert {row["kind"] for row in pending} == {"judge"}
+    assert sorted(row["question_id"] for row in pending) == ["h1", "h1", "k1", "k1"]
+    assert all("Weigh, in this order" in row["messages"][-1]["content"] for row in pending)  # judge.j2 itself
+    assert not (store / "judged_a.jsonl").exists()
+
+    dealt = script(STANDIN, "--pending", "pending_judge_a.jsonl", "--writers", "a1,a2", store=store)
+    assert dealt.returncode == 0, dealt.stderr
+    for writer in ("a1", "a2"):
+        share = read(store / f"share_{writer}.jsonl")
+        assert sorted(row["question_id"] for row in share) == ["h1", "k1"]  # never both orders of one question
+        assert str((store / f"judge_replies_{writer}.jsonl").resolve()) in (store / f"brief_{writer}.md").read_text()
+        answers = [{"key": r["key"], "kind": r["kind"], "answer": reply(r), "writer": writer} for r in share]
+        write(store / f"judge_replies_{writer}.jsonl", answers)
+
+    second = script(HARNESS, "judge", "--questions", str(questions), "--panel", "a", store=store)
+    assert second.returncode == 0, second.stderr
+    assert read(store / "pending_judge_a.jsonl") == []
+    winners = {r["id"]: r["winner"] for r in read(store / "judged_a.jsonl")}
+    assert winners == {"k1": "sot", "h1": "tie"}
+
+    scored = script(HARNESS, "score", store=store)
+    assert scored.returncode == 0, scored.stderr
+    report = json.loads((store / "score.json").read_text())["by_category"]
+    assert report["all"] == {"judgements": 2, "sot": 1, "sequential": 0, "tie": 1, "net_win_rate": 0.5}
+    assert report["knowledge"]["net_win_rate"] == 1.0
+
+
+def test_standin_refuses_writers_that_do_not_fit(tmp_path: Path) -> None:
+    store, questions = make_store(tmp_path)
+    assert script(HARNESS, "judge", "--questions", str(questions), "--panel", "b", store=store).returncode == 0
+    stranger = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "a1,b2", store=store)
+    assert stranger.returncode != 0 and "panel b" in stranger.stderr
+    (store / "judge_replies_b1.jsonl").write_text("")
+    again = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1,b2", store=store)
+    assert again.returncode != 0 and "new writers" in again.stderr
