@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -36,14 +37,16 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def deal(rows: list[dict[str, Any]], writers: int) -> list[list[dict[str, Any]]]:
-    """Rows dealt round-robin, question after question: a question's rows go to different writers."""
+def deal(rows: list[dict[str, Any]], writers: int, seed: str) -> list[list[dict[str, Any]]]:
+    """Rows dealt round-robin, question after question: a question's rows go to different writers, in a
+    shuffled order, so no writer's share follows a pattern (all of one judging order, say)."""
     by_question: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_question[str(row.get("question_id", "?"))].append(row)
     shares: list[list[dict[str, Any]]] = [[] for _ in range(writers)]
-    dealt = 0
+    dealt, rng = 0, random.Random(seed)
     for question in sorted(by_question):
+        rng.shuffle(by_question[question])
         for row in by_question[question]:
             shares[dealt % writers].append(row)
             dealt += 1
@@ -55,7 +58,7 @@ def answers_file(store: Path, pending: Path, writer: str) -> Path:
     return store / (f"judge_replies_{writer}.jsonl" if judged else f"answers_{writer}.jsonl")
 
 
-def hand_out(store: Path, pending: Path, kinds: set[str] | None, writers: list[str]) -> list[Path]:
+def hand_out(store: Path, pending: Path, kinds: set[str] | None, writers: list[str], seed: int = 7) -> list[Path]:
     """Write each writer's share and brief; return the briefs' paths."""
     rows = [r for r in read_jsonl(pending) if kinds is None or r["kind"] in kinds]
     if pending.name.startswith("pending_judge_"):
@@ -67,7 +70,7 @@ def hand_out(store: Path, pending: Path, kinds: set[str] | None, writers: list[s
     if taken:
         raise SystemExit(f"--writers: {taken} already wrote in this store; a new share needs new writers")
     briefs = []
-    for writer, share in zip(writers, deal(rows, len(writers)), strict=True):
+    for writer, share in zip(writers, deal(rows, len(writers), seed=f"{seed}:{pending.name}"), strict=True):
         share_path = store / f"share_{writer}.jsonl"
         share_path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in share))
         brief = BRIEF.read_text().format(
@@ -85,12 +88,13 @@ def main() -> None:
     parser.add_argument("--pending", default="pending.jsonl", help="the pending file, in the store")
     parser.add_argument("--kinds", help="only these kinds of prompt, comma-separated (skeleton, expand, sequential)")
     parser.add_argument("--writers", required=True, help="the writers' names, comma-separated")
+    parser.add_argument("--seed", type=int, default=7, help="the shuffle within each question")
     args = parser.parse_args()
     kinds = set(args.kinds.split(",")) if args.kinds else None
     writers = [w.strip() for w in args.writers.split(",") if w.strip()]
     if len(set(writers)) != len(writers) or not writers:
         raise SystemExit("--writers: give each writer once, e.g. --writers w1,w2,w3")
-    hand_out(args.store, args.store / args.pending, kinds, writers)
+    hand_out(args.store, args.store / args.pending, kinds, writers, args.seed)
 
 
 if __name__ == "__main__":
