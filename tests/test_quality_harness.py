@@ -32,17 +32,17 @@ def write(path: Path, rows: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
-def make_store(tmp_path: Path) -> tuple[Path, Path]:
-    store, questions = tmp_path / "store", tmp_path / "questions.jsonl"
+def make_store(tmp_path: Path) -> Path:
+    """A store whose answers are whole (as `harness.py run` leaves it): only judging is left."""
+    store = tmp_path / "store"
     store.mkdir()
-    write(questions, [{"id": i, "category": c, "question": q} for i, c, q in QUESTIONS])
     records = [
         {"id": i, "mode": mode, "category": c, "question": q, "text": f"{mode} answer to {i}", "error": None}
         for i, c, q in QUESTIONS
         for mode in ("sot", "sequential")
     ]
     write(store / "results.jsonl", records)
-    return store, questions
+    return store
 
 
 def reply(row: dict[str, Any]) -> str:
@@ -55,8 +55,8 @@ def reply(row: dict[str, Any]) -> str:
 
 
 def test_a_panel_judges_through_sot_judge_and_scores(tmp_path: Path) -> None:
-    store, questions = make_store(tmp_path)
-    first = script(HARNESS, "judge", "--questions", str(questions), "--panel", "a", store=store)
+    store = make_store(tmp_path)
+    first = script(HARNESS, "judge", "--panel", "a", store=store)
     assert first.returncode == 0, first.stderr
     pending = read(store / "pending_judge_a.jsonl")
     assert len(pending) == 4  # two questions, both orders, asked in one pass
@@ -74,7 +74,7 @@ def test_a_panel_judges_through_sot_judge_and_scores(tmp_path: Path) -> None:
         answers = [{"key": r["key"], "kind": r["kind"], "answer": reply(r), "writer": writer} for r in share]
         write(store / f"judge_replies_{writer}.jsonl", answers)
 
-    second = script(HARNESS, "judge", "--questions", str(questions), "--panel", "a", store=store)
+    second = script(HARNESS, "judge", "--panel", "a", store=store)
     assert second.returncode == 0, second.stderr
     assert read(store / "pending_judge_a.jsonl") == []
     winners = {r["id"]: r["winner"] for r in read(store / "judged_a.jsonl")}
@@ -88,10 +88,32 @@ def test_a_panel_judges_through_sot_judge_and_scores(tmp_path: Path) -> None:
 
 
 def test_standin_refuses_writers_that_do_not_fit(tmp_path: Path) -> None:
-    store, questions = make_store(tmp_path)
-    assert script(HARNESS, "judge", "--questions", str(questions), "--panel", "b", store=store).returncode == 0
+    store = make_store(tmp_path)
+    assert script(HARNESS, "judge", "--panel", "b", store=store).returncode == 0
     stranger = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "a1,b2", store=store)
     assert stranger.returncode != 0 and "panel b" in stranger.stderr
+    crowd = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1,b2,b3,b4,b5", store=store)
+    assert crowd.returncode != 0 and "at most 4" in crowd.stderr
+    missing = script(STANDIN, "--pending", "pending_judge_c.jsonl", "--writers", "c1", store=store)
+    assert missing.returncode != 0 and "--pending: no" in missing.stderr
     (store / "judge_replies_b1.jsonl").write_text("")
     again = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1,b2", store=store)
     assert again.returncode != 0 and "new writers" in again.stderr
+
+
+def test_a_broken_answers_file_is_named_with_its_line(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    (store / "judge_replies_a1.jsonl").write_text(
+        '{"key": "k", "answer": "[[A]]"}\n{"key": "k2", "answer": "unterminated\n'
+    )
+    broken = script(HARNESS, "judge", "--panel", "a", store=store)
+    assert broken.returncode != 0 and "judge_replies_a1.jsonl, line 2: not JSON" in broken.stderr
+    write(store / "judge_replies_a1.jsonl", [{"key": "k", "reply": "[[A]]"}])
+    unnamed = script(HARNESS, "judge", "--panel", "a", store=store)
+    assert unnamed.returncode != 0 and 'row 1: an answer needs "key" and "answer"' in unnamed.stderr
+
+
+def test_run_asks_for_its_questions(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    done = script(HARNESS, "run", store=store)
+    assert done.returncode == 2 and "run needs --questions FILE" in done.stderr

@@ -5,9 +5,10 @@ A strong model is stood in for by people (or helper sessions) who answer the exa
 1. ``run``: a replay server (OpenAI-compatible, on 127.0.0.1) answers every prompt it has an answer
    for in ``STORE/answers_*.jsonl`` and records every other prompt in ``STORE/pending.jsonl``; each
    question is asked in SoT and sequential mode. Run it, have the writers answer the pending prompts
-   (``STORE/answers_WRITER.jsonl``: ``key``, ``kind``, ``question_id``, ``answer``, ``writer``), run it
-   again: the outline comes first,
-   then its sections' prompts, until every answer is whole. Whole answers go to ``STORE/results.jsonl``
+   (``STORE/answers_WRITER.jsonl``: ``key``, ``kind``, ``question_id``, ``answer``, ``writer``;
+   ``eval/quality/standin.py`` deals the prompts out by kind: ``skeleton``, the plans; ``expand``, their
+   sections; ``sequential``, the model's own answers), and run it again: the plans come first, then their
+   sections' prompts, until every answer is whole. Whole answers go to ``STORE/results.jsonl``
    in `sot batch`'s record format, so `sot judge` can judge them with a real model too.
 2. ``judge --panel a``: each question's two answers judged by `sot judge` itself (its prompt, in both
    orders, and its reading of the verdict), against the same replay: the panel's judges answer the prompts
@@ -22,14 +23,15 @@ A strong model is stood in for by people (or helper sessions) who answer the exa
    as words and punctuation marks (no tokenizer: ratios). Stores judged before ``judge`` existed hold
    ``pairs`` (``STORE/pairs.jsonl``, blind pairs in both orders, key in ``pairs_key.jsonl``) and the
    verdicts read from them (``STORE/verdicts_PANELn.jsonl``: ``pair``, ``verdict`` A/B/C, ``judge``);
-   ``score`` counts both.
+   ``score`` counts both, and keeps its report in ``STORE/score.json``.
 
 Against a real endpoint the same questions go through ``sot batch --modes sot,sequential`` and
 ``sot judge`` (the net win rate; the critical path needs the plan's text, which only the replay keeps).
 
-    python eval/quality/harness.py run --store eval/quality/full [--brief] [--no-pipeline]
-    python eval/quality/harness.py judge --store eval/quality/full --panel a
-    python eval/quality/harness.py score --store eval/quality/full
+    python eval/quality/harness.py run --store STORE --questions QUESTIONS.jsonl [--brief] [--no-pipeline]
+    python eval/quality/standin.py --store STORE --kinds skeleton --writers p1,p2,p3
+    python eval/quality/harness.py judge --store STORE --panel a
+    python eval/quality/harness.py score --store STORE
 """
 
 from __future__ import annotations
@@ -76,7 +78,17 @@ def key_of(messages: list[dict[str, Any]]) -> str:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    """A JSONL file's rows ([] if it does not exist); a row that is no JSON object stops the run, named."""
+    rows = []
+    for number, line in enumerate(path.read_text().splitlines() if path.exists() else [], 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise SystemExit(f"{path}, line {number}: not JSON ({exc.msg}); rewrite that row") from None
+            if not isinstance(rows[-1], dict):
+                raise SystemExit(f"{path}, line {number}: not a JSON object; rewrite that row")
+    return rows
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -86,7 +98,13 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 def written(store: Path, pattern: str = "answers*.jsonl") -> list[dict[str, Any]]:
     """Every answer written so far: one file per writer (``answers_*.jsonl``), so writers never share one."""
-    return [row for path in sorted(store.glob(pattern)) for row in read_jsonl(path)]
+    rows = []
+    for path in sorted(store.glob(pattern)):
+        for number, row in enumerate(read_jsonl(path), 1):
+            if not isinstance(row.get("key"), str) or not isinstance(row.get("answer"), str):
+                raise SystemExit(f'{path}, row {number}: an answer needs "key" and "answer" (strings)')
+            rows.append(row)
+    return rows
 
 
 class Replay:
@@ -154,12 +172,13 @@ def stable_nonce(*texts: str) -> str:
         seed += "\0"
 
 
-async def judge(store: Path, questions: Path, panel: str) -> None:
+async def judge(store: Path, panel: str) -> None:
     """One panel's verdicts through `sot judge` itself: its prompts, its reading of a reply, its records
     (``STORE/judged_PANEL.jsonl``). The panel's judges answer the prompts in
     ``STORE/pending_judge_PANEL.jsonl`` into ``STORE/judge_replies_PANELn.jsonl``."""
-    rows = read_jsonl(questions)
     records = read_jsonl(store / "results.jsonl")
+    if not records:
+        raise SystemExit(f"{store}/results.jsonl has no whole answers yet: finish `run` first")
     replay = Replay(store, f"judge_replies_{panel}*.jsonl", kind="judge")
     with FakeServer(replay, model="judge") as server:
         backend = await JudgeEndpoint(server.url, "judge").connect()
@@ -174,7 +193,7 @@ async def judge(store: Path, questions: Path, panel: str) -> None:
                 await run_judge(judge_, store / "results.jsonl", out, concurrency=4, resume=False, overwrite=True)
         finally:
             await backend.aclose()
-    pending = [p | {"question_id": qid(rows, p)} for p in replay.pending.values()]
+    pending = [p | {"question_id": qid(records, p)} for p in replay.pending.values()]
     write_jsonl(store / f"pending_judge_{panel}.jsonl", pending)
     done = "" if pending else f"; verdicts in {store}/judged_{panel}.jsonl"
     print(f"panel {panel}: {len(pending)} judge prompt(s) pending in {store}/pending_judge_{panel}.jsonl{done}")
@@ -301,17 +320,21 @@ def _plan_upto(plan: str, title: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["run", "judge", "pairs", "score"])
-    parser.add_argument("--store", type=Path, default=HERE / "full")
-    parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
+    parser.add_argument("--store", type=Path, required=True, help="the run's folder (a new one for a new run)")
+    parser.add_argument("--questions", type=Path, help="run: the questions (JSONL: id, category, question)")
     parser.add_argument("--brief", action="store_true", help="run: the brief prompts (the paper's short points)")
     parser.add_argument("--no-pipeline", action="store_true", help="run: every section waits for the whole plan")
     parser.add_argument("--panel", default="a", help="judge: the panel (a letter; its judges are PANEL1, PANEL2...)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     if args.command == "run":
+        if args.questions is None:
+            parser.error("run needs --questions FILE (JSONL rows: id, category, question)")
         anyio.run(run, args.store, args.questions, args.brief, not args.no_pipeline)
     elif args.command == "judge":
-        anyio.run(judge, args.store, args.questions, args.panel)
+        if not (args.panel.isalpha() and args.panel.islower()):
+            parser.error("--panel is a lower-case letter or word (its judges are PANEL1, PANEL2...)")
+        anyio.run(judge, args.store, args.panel)
     elif args.command == "pairs":
         pairs(args.store, args.seed)
     else:

@@ -11,9 +11,10 @@ calls as they would from a real model. Which kinds of prompt a run hands out, an
 operator's choice: the measurements in eval/results took sequential answers, plans, sections and each
 judge panel from writers who wrote nothing else.
 
-    python eval/quality/standin.py --store eval/quality/full --kinds sequential --writers w1,w2,w3
-    python eval/quality/standin.py --store eval/quality/full --kinds skeleton --writers p1,p2
-    python eval/quality/standin.py --store eval/quality/full --pending pending_judge_a.jsonl --writers a1,a2,a3,a4
+    python eval/quality/standin.py --store STORE --kinds sequential --writers w1,w2,w3
+    python eval/quality/standin.py --store STORE --kinds skeleton --writers p1,p2
+    python eval/quality/standin.py --store STORE --kinds expand --writers s1,s2,s3,s4   (after the plans)
+    python eval/quality/standin.py --store STORE --pending pending_judge_a.jsonl --writers a1,a2,a3,a4
 
 Each writer's share is ``STORE/share_WRITER.jsonl`` and its brief, the whole instruction it is given,
 ``STORE/brief_WRITER.md`` (from ``standin_brief.md``); both stay with the store as the record of who
@@ -60,7 +61,13 @@ def answers_file(store: Path, pending: Path, writer: str) -> Path:
 
 def hand_out(store: Path, pending: Path, kinds: set[str] | None, writers: list[str], seed: int = 7) -> list[Path]:
     """Write each writer's share and brief; return the briefs' paths."""
+    if not pending.is_file():
+        raise SystemExit(f"--pending: no {pending} (a file name in --store, written by harness.py run or judge)")
     rows = [r for r in read_jsonl(pending) if kinds is None or r["kind"] in kinds]
+    if not rows:
+        raise SystemExit(f"nothing pending in {pending}" + (f" of kind {sorted(kinds)}" if kinds else ""))
+    if len(writers) > len(rows):
+        raise SystemExit(f"--writers: {len(writers)} writers for {len(rows)} prompt(s); give at most {len(rows)}")
     if pending.name.startswith("pending_judge_"):
         panel = pending.stem.removeprefix("pending_judge_")
         strangers = [w for w in writers if not (w.startswith(panel) and w[len(panel) :].isdigit())]
@@ -86,7 +93,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--pending", default="pending.jsonl", help="the pending file, in the store")
-    parser.add_argument("--kinds", help="only these kinds of prompt, comma-separated (skeleton, expand, sequential)")
+    parser.add_argument(
+        "--kinds", help="only these kinds of prompt, comma-separated: skeleton (plans), expand (sections), sequential"
+    )
     parser.add_argument("--writers", required=True, help="the writers' names, comma-separated")
     parser.add_argument("--seed", type=int, default=7, help="the shuffle within each question")
     args = parser.parse_args()
