@@ -140,6 +140,22 @@ def test_answers_cannot_forge_delimiters_or_verdicts(fake, tmp_path: Path) -> No
     assert len(nonces) == 4  # a new code for every call
 
 
+def test_the_same_prompt_gets_a_new_code_each_time(fake, tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def judge(request: SeenRequest) -> Reply:
+        seen.append(request.prompt)
+        return Reply("Even.\n[[C]]")
+
+    server = fake(judge)
+    results = results_file(tmp_path / "r.jsonl", 1)
+    for _ in range(2):
+        assert judge_cli(results, server.url, "--overwrite").returncode == 0
+    codes = [re.findall(r"^\[Question ([0-9a-f]{16})\]$", prompt, re.MULTILINE) for prompt in seen]
+    assert len(seen) == 4 and all(len(found) == 1 for found in codes)
+    assert len({found[0] for found in codes}) == 4  # not derived from the texts: a repeat is no repeat of its code
+
+
 def test_unparsed_verdicts_are_counted_apart_not_as_ties(fake, tmp_path: Path) -> None:
     def judge(request: SeenRequest) -> Reply:
         if "Q0?" in request.prompt:

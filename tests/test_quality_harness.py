@@ -36,8 +36,11 @@ def make_store(tmp_path: Path) -> Path:
     """A store whose answers are whole (as `harness.py run` leaves it): only judging is left."""
     store = tmp_path / "store"
     store.mkdir()
+    # h1's SoT answer quotes k1's question: its prompts are still h1's
+    texts = {"k1": "sot answer to k1", "h1": f"sot answer to h1, not to '{QUESTIONS[0][2]}'"}
     records = [
-        {"id": i, "mode": mode, "category": c, "question": q, "text": f"{mode} answer to {i}", "error": None}
+        {"id": i, "mode": mode, "category": c, "question": q, "error": None}
+        | {"text": texts[i] if mode == "sot" else f"sequential answer to {i}"}
         for i, c, q in QUESTIONS
         for mode in ("sot", "sequential")
     ]
@@ -87,18 +90,69 @@ def test_a_panel_judges_through_sot_judge_and_scores(tmp_path: Path) -> None:
     assert report["knowledge"]["net_win_rate"] == 1.0
 
 
+def judge_all(store: Path, panel: str, verdict: str = "") -> None:
+    """The panel's prompts dealt to two judges who answer `verdict`, or as `reply` would."""
+    assert script(HARNESS, "judge", "--panel", panel, store=store).returncode == 0
+    writers = f"{panel}1,{panel}2"
+    assert (
+        script(STANDIN, "--pending", f"pending_judge_{panel}.jsonl", "--writers", writers, store=store).returncode == 0
+    )
+    for writer in writers.split(","):
+        rows = read(store / f"share_{writer}.jsonl")
+        answers = [{"key": r["key"], "answer": verdict or reply(r)} for r in rows]
+        write(store / f"judge_replies_{writer}.jsonl", answers)
+
+
+def test_panels_keep_to_their_own_judges_and_stale_verdicts_go(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    judge_all(store, "ab")
+    assert script(HARNESS, "judge", "--panel", "ab", store=store).returncode == 0
+    assert (store / "judged_ab.jsonl").exists()
+    alone = script(HARNESS, "judge", "--panel", "a", store=store)  # judge_replies_ab1 is not panel a's
+    assert alone.returncode == 0 and len(read(store / "pending_judge_a.jsonl")) == 4
+    assert not (store / "judged_a.jsonl").exists()
+    assert script(HARNESS, "judge", "--panel", "a1", store=store).returncode == 2
+
+    records = read(store / "results.jsonl")  # the answers change: panel ab's verdicts are of other answers
+    write(store / "results.jsonl", [r | {"text": r["text"] + "."} for r in records])
+    assert script(HARNESS, "judge", "--panel", "ab", store=store).returncode == 0
+    assert len(read(store / "pending_judge_ab.jsonl")) == 4 and not (store / "judged_ab.jsonl").exists()
+
+
+def test_unreadable_verdicts_are_reported_and_scored_apart(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    judge_all(store, "a", verdict="Both are fine.")
+    done = script(HARNESS, "judge", "--panel", "a", store=store)
+    assert done.returncode == 1 and "2 question(s) without a readable verdict" in done.stderr
+    assert script(HARNESS, "score", store=store).returncode == 0
+    report = json.loads((store / "score.json").read_text())["by_category"]
+    assert report["all"] == {"judgements": 0, "sot": 0, "sequential": 0, "tie": 0, "net_win_rate": None, "unparsed": 2}
+    (store / "verdicts_b1.jsonl").write_text("")
+    mixed = script(HARNESS, "score", store=store)
+    assert mixed.returncode != 0 and "a store is judged one way" in mixed.stderr
+
+
 def test_standin_refuses_writers_that_do_not_fit(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     assert script(HARNESS, "judge", "--panel", "b", store=store).returncode == 0
     stranger = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "a1,b2", store=store)
     assert stranger.returncode != 0 and "panel b" in stranger.stderr
     crowd = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1,b2,b3,b4,b5", store=store)
-    assert crowd.returncode != 0 and "at most 4" in crowd.stderr
+    assert crowd.returncode != 0 and "give 2 to 4" in crowd.stderr
+    alone = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1", store=store)
+    assert alone.returncode != 0 and "each for a different writer" in alone.stderr  # both orders to one judge
     missing = script(STANDIN, "--pending", "pending_judge_c.jsonl", "--writers", "c1", store=store)
     assert missing.returncode != 0 and "--pending: no" in missing.stderr
-    (store / "judge_replies_b1.jsonl").write_text("")
+
+    assert script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1,b2", store=store).returncode == 0
     again = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1,b2", store=store)
-    assert again.returncode != 0 and "new writers" in again.stderr
+    assert again.returncode != 0 and "give new names" in again.stderr  # b1 and b2 are still writing
+    share = read(store / "share_b1.jsonl")
+    write(store / "judge_replies_b1.jsonl", [{"key": r["key"], "answer": "[[C]]"} for r in share])
+    rest = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b3,b4", store=store)
+    assert rest.returncode == 0, rest.stderr  # only what b1 has not answered is dealt again
+    dealt = read(store / "share_b3.jsonl") + read(store / "share_b4.jsonl")
+    assert sorted(r["key"] for r in dealt) == sorted(r["key"] for r in read(store / "share_b2.jsonl"))
 
 
 def test_a_broken_answers_file_is_named_with_its_line(tmp_path: Path) -> None:

@@ -58,13 +58,16 @@ from _bench_common import reach_test_fakes
 
 reach_test_fakes()
 from _fakes import FakeServer, Reply, SeenRequest  # noqa: E402
+from _store import PANEL, answer_files, read_jsonl, reply_files, write_jsonl, written  # noqa: E402
 
-from sot.batch.judge import Judge, JudgeEndpoint, pairs_from, run_judge  # noqa: E402
+from sot.batch.judge import Judge, JudgeEndpoint, JudgeSummary, pairs_from, run_judge  # noqa: E402
+from sot.errors import SotError  # noqa: E402
 from sot.options import RetryPolicy  # noqa: E402
 from sot.templates import Prompts  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+_OUTCOMES = ("sot", "sequential", "tie", "unparsed")  # a judged question's, as `sot judge` records it
 
 
 def tokens(text: str) -> int:
@@ -77,42 +80,12 @@ def key_of(messages: list[dict[str, Any]]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """A JSONL file's rows ([] if it does not exist); a row that is no JSON object stops the run, named."""
-    rows = []
-    for number, line in enumerate(path.read_text().splitlines() if path.exists() else [], 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise SystemExit(f"{path}, line {number}: not JSON ({exc.msg}); rewrite that row") from None
-            if not isinstance(rows[-1], dict):
-                raise SystemExit(f"{path}, line {number}: not a JSON object; rewrite that row")
-    return rows
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-
-
-def written(store: Path, pattern: str = "answers*.jsonl") -> list[dict[str, Any]]:
-    """Every answer written so far: one file per writer (``answers_*.jsonl``), so writers never share one."""
-    rows = []
-    for path in sorted(store.glob(pattern)):
-        for number, row in enumerate(read_jsonl(path), 1):
-            if not isinstance(row.get("key"), str) or not isinstance(row.get("answer"), str):
-                raise SystemExit(f'{path}, row {number}: an answer needs "key" and "answer" (strings)')
-            rows.append(row)
-    return rows
-
-
 class Replay:
     """The replay server's handler: stored answers, and the prompts still to answer. ``kind`` names the
     prompts where the request's own shape does not (a judge's)."""
 
-    def __init__(self, store: Path, pattern: str = "answers*.jsonl", kind: str | None = None) -> None:
-        self.answers = {row["key"]: row["answer"] for row in written(store, pattern)}
+    def __init__(self, files: list[Path], kind: str | None = None) -> None:
+        self.answers = {row["key"]: row["answer"] for row in written(files)}
         self.pending: dict[str, dict[str, Any]] = {}
         self.kind = kind
 
@@ -144,7 +117,7 @@ async def _answer(client: sot.Client, row: dict[str, Any], mode: str, brief: boo
 
 async def run(store: Path, questions: Path, brief: bool, pipeline: bool) -> None:
     rows = read_jsonl(questions)
-    replay = Replay(store)
+    replay = Replay(answer_files(store))
     results = []
     with FakeServer(replay, model="writer") as server:
         options: dict[str, Any] = {"model": "writer", "allow_partial": True, "max_retries": 0}
@@ -176,27 +149,58 @@ async def judge(store: Path, panel: str) -> None:
     """One panel's verdicts through `sot judge` itself: its prompts, its reading of a reply, its records
     (``STORE/judged_PANEL.jsonl``). The panel's judges answer the prompts in
     ``STORE/pending_judge_PANEL.jsonl`` into ``STORE/judge_replies_PANELn.jsonl``."""
-    records = read_jsonl(store / "results.jsonl")
-    if not records:
-        raise SystemExit(f"{store}/results.jsonl has no whole answers yet: finish `run` first")
-    replay = Replay(store, f"judge_replies_{panel}*.jsonl", kind="judge")
+    results = store / "results.jsonl"
+    pairs = pairs_from(read_jsonl(results))
+    if not pairs:
+        raise SystemExit(f"{results} has no question answered whole in both modes yet: finish `run` first")
+    replay = Replay(reply_files(store, panel), kind="judge")
+    out = store / f"judged_{panel}.jsonl"
     with FakeServer(replay, model="judge") as server:
         backend = await JudgeEndpoint(server.url, "judge").connect()
         try:
             judge_ = Judge(backend, Prompts(), RetryPolicy(max_retries=0), nonce=stable_nonce)
-            for sot_record, sequential in pairs_from(records):  # both orders asked, so both are recorded
-                for first, second in ((sot_record, sequential), (sequential, sot_record)):
-                    with contextlib.suppress(sot.SotError):
-                        await judge_.verdict(sot_record["question"], first["text"], second["text"])
+            asked = await _ask_both_orders(judge_, replay, pairs)
+            summary = None
             if not replay.pending:
-                out = store / f"judged_{panel}.jsonl"
-                await run_judge(judge_, store / "results.jsonl", out, concurrency=4, resume=False, overwrite=True)
+                summary = await run_judge(judge_, results, out, concurrency=4, resume=False, overwrite=True)
+            if replay.pending:  # asked now or by `sot judge` itself: no verdicts until they are answered
+                summary = None
         finally:
             await backend.aclose()
-    pending = [p | {"question_id": qid(records, p)} for p in replay.pending.values()]
+    if summary is None:
+        out.unlink(missing_ok=True)  # verdicts on other answers, or on fewer of them: not this panel's now
+    pending = [p | {"question_id": asked.get(p["key"], "?")} for p in replay.pending.values()]
     write_jsonl(store / f"pending_judge_{panel}.jsonl", pending)
-    done = "" if pending else f"; verdicts in {store}/judged_{panel}.jsonl"
-    print(f"panel {panel}: {len(pending)} judge prompt(s) pending in {store}/pending_judge_{panel}.jsonl{done}")
+    print(f"panel {panel}: {len(pending)} judge prompt(s) pending in {store}/pending_judge_{panel}.jsonl")
+    if summary is not None:
+        _report(summary, panel, out)
+
+
+async def _ask_both_orders(
+    judge_: Judge, replay: Replay, pairs: list[tuple[dict[str, Any], dict[str, Any]]]
+) -> dict[str, str]:
+    """Ask every pair in both orders, so that one pass records all of a panel's prompts (`sot judge` asks
+    the second order only once the first has a verdict); return the question id of each recorded prompt."""
+    asked: dict[str, str] = {}
+    for sot_record, sequential in pairs:
+        for first, second in ((sot_record, sequential), (sequential, sot_record)):
+            before = len(replay.pending)
+            try:
+                await judge_.verdict(sot_record["question"], first["text"], second["text"])
+            except SotError:
+                if len(replay.pending) == before:
+                    raise  # not a prompt still to answer: a real failure
+            asked |= dict.fromkeys(list(replay.pending)[before:], str(sot_record["id"]))
+    return asked
+
+
+def _report(summary: JudgeSummary, panel: str, out: Path) -> None:
+    print(f"panel {panel}: {summary.judged} question(s) judged in both orders; verdicts in {out}")
+    if summary.unparsed or summary.failed:
+        raise SystemExit(
+            f"panel {panel}: {summary.unparsed} question(s) without a readable verdict and {summary.failed} failed "
+            f"(their replies are in {out}); have the judge rewrite those rows of judge_replies_{panel}N.jsonl"
+        )
 
 
 def qid(rows: list[dict[str, Any]], pending: dict[str, Any]) -> str:
@@ -228,9 +232,34 @@ def _outcome(first: str, second: str) -> str:
 
 
 def score(store: Path) -> dict[str, Any]:
+    read_from_pairs, judged = sorted(store.glob("verdicts_*.jsonl")), sorted(store.glob("judged_*.jsonl"))
+    if read_from_pairs and judged:
+        raise SystemExit(
+            f"{store} holds verdicts read from blind pairs (verdicts_*) and from `sot judge` (judged_*): "
+            "a store is judged one way; move one kind to a store of its own"
+        )
+    outcomes = _pair_outcomes(store, read_from_pairs) if read_from_pairs else _judged_outcomes(judged)
+    report: dict[str, Any] = {"by_category": {}, "cost": cost(store)}
+    every = [o for os_ in outcomes.values() for o in os_]
+    for name, found in [("all", every), *sorted(outcomes.items())]:
+        wins, losses, unread = found.count("sot"), found.count("sequential"), found.count("unparsed")
+        judgements = len(found) - unread  # a question judged in both orders by one panel
+        report["by_category"][name] = {
+            "judgements": judgements,
+            "sot": wins,
+            "sequential": losses,
+            "tie": found.count("tie"),
+            "net_win_rate": round((wins - losses) / judgements, 3) if judgements else None,
+        } | ({"unparsed": unread} if unread else {})
+    print(json.dumps(report, indent=2))
+    return report
+
+
+def _pair_outcomes(store: Path, files: list[Path]) -> dict[str, list[str]]:
+    """Outcome per category from verdicts on blind pairs (each file one judge, one order per question)."""
     key = {row["pair"]: row for row in read_jsonl(store / "pairs_key.jsonl")}
     by_judge: dict[str, dict[str, str]] = defaultdict(dict)
-    for path in sorted(store.glob("verdicts_*.jsonl")):
+    for path in files:
         panel = path.stem.removeprefix("verdicts_").rstrip("0123456789")  # verdicts_a1 and _a2: panel a
         for row in read_jsonl(path):
             pair = key[row["pair"]]
@@ -241,28 +270,22 @@ def score(store: Path) -> dict[str, Any]:
     for judged, orders in by_judge.items():
         if len(orders) == 2:
             outcomes[categories[judged.split(":")[1]]].append(_outcome(orders["sot"], orders["sequential"]))
-    for path in sorted(store.glob("judged_*.jsonl")):  # `sot judge` records (the `judge` command)
+    return outcomes
+
+
+def _judged_outcomes(files: list[Path]) -> dict[str, list[str]]:
+    """Outcome per category from `sot judge` records; a failed or unreadable one is "unparsed"."""
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    for path in files:
         for record in read_jsonl(path):
-            if record.get("error") is None and record.get("winner") in ("sot", "sequential", "tie"):
-                outcomes[str(record["category"])].append(record["winner"])
-    report: dict[str, Any] = {"by_category": {}, "cost": cost(store)}
-    every = [o for os_ in outcomes.values() for o in os_]
-    for name, found in [("all", every), *sorted(outcomes.items())]:
-        wins, losses = found.count("sot"), found.count("sequential")
-        report["by_category"][name] = {
-            "judgements": len(found),  # a question judged in both orders by one panel
-            "sot": wins,
-            "sequential": losses,
-            "tie": found.count("tie"),
-            "net_win_rate": round((wins - losses) / len(found), 3) if found else None,
-        }
-    print(json.dumps(report, indent=2))
-    return report
+            winner = record.get("winner") if record.get("error") is None else "unparsed"
+            outcomes[str(record.get("category"))].append(winner if winner in _OUTCOMES else "unparsed")
+    return outcomes
 
 
 def cost(store: Path) -> dict[str, Any]:
     """Critical path and total tokens of each SoT answer, over its sequential answer's tokens."""
-    answers = {row["key"]: row for row in written(store)}
+    answers = {row["key"]: row for row in written(answer_files(store))}
     records = read_jsonl(store / "results.jsonl")
     sequential = {r["id"]: tokens(r["text"]) for r in records if r["mode"] == "sequential"}
     plans = {row["question_id"]: row["answer"] for row in answers.values() if row.get("kind") == "skeleton"}
@@ -324,7 +347,7 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, help="run: the questions (JSONL: id, category, question)")
     parser.add_argument("--brief", action="store_true", help="run: the brief prompts (the paper's short points)")
     parser.add_argument("--no-pipeline", action="store_true", help="run: every section waits for the whole plan")
-    parser.add_argument("--panel", default="a", help="judge: the panel (a letter; its judges are PANEL1, PANEL2...)")
+    parser.add_argument("--panel", default="a", help="judge: the panel, lower-case letters (its judges: a1, a2...)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     if args.command == "run":
@@ -332,8 +355,8 @@ def main() -> None:
             parser.error("run needs --questions FILE (JSONL rows: id, category, question)")
         anyio.run(run, args.store, args.questions, args.brief, not args.no_pipeline)
     elif args.command == "judge":
-        if not (args.panel.isalpha() and args.panel.islower()):
-            parser.error("--panel is a lower-case letter or word (its judges are PANEL1, PANEL2...)")
+        if not PANEL.fullmatch(args.panel):
+            parser.error("--panel is lower-case letters, e.g. a (its judges are a1, a2...)")
         anyio.run(judge, args.store, args.panel)
     elif args.command == "pairs":
         pairs(args.store, args.seed)

@@ -24,23 +24,21 @@ wrote what from what.
 from __future__ import annotations
 
 import argparse
-import json
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
+
+from _store import answer_files, is_judge, judge_panel, read_jsonl, reply_files, write_jsonl, writer_file, written
 
 HERE = Path(__file__).resolve().parent
 BRIEF = HERE / "standin_brief.md"
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def deal(rows: list[dict[str, Any]], writers: int, seed: str) -> list[list[dict[str, Any]]]:
-    """Rows dealt round-robin, question after question: a question's rows go to different writers, in a
-    shuffled order, so no writer's share follows a pattern (all of one judging order, say)."""
+    """Rows dealt round-robin, question after question: with at least as many writers as a question has
+    rows, they go to different writers. Each question's rows are shuffled first, so no writer's share
+    follows a pattern (all of one judging order, say)."""
     by_question: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_question[str(row.get("question_id", "?"))].append(row)
@@ -54,38 +52,52 @@ def deal(rows: list[dict[str, Any]], writers: int, seed: str) -> list[list[dict[
     return shares
 
 
-def answers_file(store: Path, pending: Path, writer: str) -> Path:
-    judged = pending.name.startswith("pending_judge_")
-    return store / (f"judge_replies_{writer}.jsonl" if judged else f"answers_{writer}.jsonl")
+def unanswered(store: Path, pending: Path, kinds: set[str] | None) -> list[dict[str, Any]]:
+    """The pending file's prompts of these kinds that no file of the store answers yet."""
+    if not pending.is_file():
+        raise SystemExit(f"--pending: no {pending} (a file name in --store, written by harness.py run or judge)")
+    panel = judge_panel(pending)
+    answered = {row["key"] for row in written(answer_files(store) if panel is None else reply_files(store, panel))}
+    rows = [r for r in read_jsonl(pending) if (kinds is None or r["kind"] in kinds) and r["key"] not in answered]
+    if not rows:
+        raise SystemExit(f"nothing left to answer in {pending}" + (f" of kind {sorted(kinds)}" if kinds else ""))
+    return rows
+
+
+def check_writers(store: Path, pending: Path, rows: list[dict[str, Any]], writers: list[str]) -> None:
+    """Writers that fit: named for their panel, new to the store, enough for each question's prompts to
+    come from different calls, and no more than there are prompts."""
+    panel = judge_panel(pending)
+    strangers = [w for w in writers if panel is not None and not is_judge(panel, w)]
+    if strangers:
+        raise SystemExit(f"--writers: a judge of panel {panel} is named {panel}1, {panel}2...: not {strangers}")
+    taken = [w for w in writers if any(p.exists() for p in _files_of(store, pending, w))]
+    if taken:
+        raise SystemExit(f"--writers: {taken} already have a share or answers in this store; give new names")
+    most = max(Counter(str(r.get("question_id", "?")) for r in rows).values())
+    if not most <= len(writers) <= len(rows):
+        raise SystemExit(
+            f"--writers: give {most} to {len(rows)}: a question has {most} prompt(s), each for a different writer"
+        )
+
+
+def _files_of(store: Path, pending: Path, writer: str) -> list[Path]:
+    return [store / f"share_{writer}.jsonl", store / f"brief_{writer}.md", writer_file(store, pending, writer)]
 
 
 def hand_out(store: Path, pending: Path, kinds: set[str] | None, writers: list[str], seed: int = 7) -> list[Path]:
     """Write each writer's share and brief; return the briefs' paths."""
-    if not pending.is_file():
-        raise SystemExit(f"--pending: no {pending} (a file name in --store, written by harness.py run or judge)")
-    rows = [r for r in read_jsonl(pending) if kinds is None or r["kind"] in kinds]
-    if not rows:
-        raise SystemExit(f"nothing pending in {pending}" + (f" of kind {sorted(kinds)}" if kinds else ""))
-    if len(writers) > len(rows):
-        raise SystemExit(f"--writers: {len(writers)} writers for {len(rows)} prompt(s); give at most {len(rows)}")
-    if pending.name.startswith("pending_judge_"):
-        panel = pending.stem.removeprefix("pending_judge_")
-        strangers = [w for w in writers if not (w.startswith(panel) and w[len(panel) :].isdigit())]
-        if strangers:
-            raise SystemExit(f"--writers: a judge of panel {panel} is named {panel}1, {panel}2...: not {strangers}")
-    taken = [w for w in writers if answers_file(store, pending, w).exists()]
-    if taken:
-        raise SystemExit(f"--writers: {taken} already wrote in this store; a new share needs new writers")
+    rows = unanswered(store, pending, kinds)
+    check_writers(store, pending, rows, writers)
     briefs = []
     for writer, share in zip(writers, deal(rows, len(writers), seed=f"{seed}:{pending.name}"), strict=True):
-        share_path = store / f"share_{writer}.jsonl"
-        share_path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in share))
-        brief = BRIEF.read_text().format(
-            share=share_path.resolve(), answers=answers_file(store, pending, writer).resolve(), writer=writer
+        share_path, brief_path, answers = _files_of(store, pending, writer)
+        write_jsonl(share_path, share)
+        brief_path.write_text(
+            BRIEF.read_text().format(share=share_path.resolve(), answers=answers.resolve(), writer=writer)
         )
-        briefs.append(store / f"brief_{writer}.md")
-        briefs[-1].write_text(brief)
-        print(f"{writer}: {len(share)} prompt(s), brief {briefs[-1]}")
+        briefs.append(brief_path)
+        print(f"{writer}: {len(share)} prompt(s), brief {brief_path}")
     return briefs
 
 

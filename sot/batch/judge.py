@@ -1,7 +1,8 @@
 """Pairwise LLM-as-judge of SoT against sequential answers, each pair judged in both orders.
 
 Answers are untrusted: each sits between marker lines carrying a random code made for that call
-(``secrets``), so answer text cannot close its own block or open the other's, and verdict tokens
+(``secrets``; only a replay of recorded replies passes ``Judge`` its own), so answer text cannot close
+its own block or open the other's, and verdict tokens
 inside answers are broken up before the judge sees them. A verdict is ``[[A]]``, ``[[B]]`` or
 ``[[C]]`` (tie) alone on the last line of the judge's reply (only the reply is read, never the
 prompt with the answers). When the two orders disagree the pair counts as a tie, which cancels the
@@ -165,7 +166,7 @@ class Judge:
         prompts: Prompts,
         policy: RetryPolicy | None = None,
         *,
-        nonce: Callable[..., str] = fresh_nonce,
+        nonce: Callable[[str, str, str], str] = fresh_nonce,
     ) -> None:
         self.backend = backend
         self.prompts = prompts
