@@ -11,6 +11,7 @@ import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ import anyio
 
 import sot
 from sot.backends.base import Backend, ChatRequest
+from sot.batch.report import percentile as report_percentile
 from sot.errors import ProtocolError
 from sot.templates import Message
 
@@ -53,6 +55,28 @@ def suitable_questions(path: str | Path, limit: int = 0) -> list[dict[str, Any]]
         {**r, "question_id": r.get("question_id", r.get("id", n)), "category": r.get("category", "")}
         for n, r in enumerate(suitable[: limit or None], 1)
     ]
+
+
+def git_state() -> dict[str, Any]:
+    """This checkout's commit and whether tracked files changed since (None and False without git)."""
+
+    def output(*args: str) -> str:
+        try:
+            done = subprocess.run(["git", "-C", str(HERE.parent), *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    changed = output("status", "--porcelain", "--untracked-files=no")
+    return {"commit": output("rev-parse", "HEAD") or None, "uncommitted_changes": bool(changed)}
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q quantile (0 to 1), interpolated between ranks as `sot batch`'s report does; values must not be empty."""
+    found = report_percentile(list(values), q)
+    if found is None:
+        raise ValueError("percentile of no values")
+    return found
 
 
 def machine() -> dict[str, Any]:

@@ -115,10 +115,7 @@ def git_commit(recorded: str | None = None) -> dict[str, Any]:
     if recorded:
         found = json.loads(Path(recorded).read_text())
         return {"commit": found.get("commit"), "uncommitted_changes": bool(found.get("uncommitted_changes"))}
-    root = bench.HERE.parent
-    commit = _output(["git", "-C", str(root), "rev-parse", "HEAD"]).strip()
-    changed = _output(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"]).strip()
-    return {"commit": commit or None, "uncommitted_changes": bool(changed)}
+    return bench.git_state()
 
 
 def server_flags(settings: ServerSettings) -> list[str]:

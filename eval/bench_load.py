@@ -99,13 +99,6 @@ def twin_process(time_scale: float, batch_limit: int) -> Iterator[str]:
         child.wait(10)
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return ordered[0]
-    return statistics.quantiles(ordered, n=100, method="inclusive")[round(q) - 1]
-
-
 def answer_row(answer: sot.Answer, scale: float, background: int) -> dict[str, Any]:
     """One answer's figures, in the twin's time."""
     first = answer.timings.first_token_s
@@ -153,9 +146,9 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "answers": len(rows),
         "median_s": round(statistics.median(latency), 3),
-        "p95_s": round(percentile(latency, 95), 3),
+        "p95_s": round(bench.percentile(latency, 0.95), 3),
         "median_first_token_s": round(statistics.median(first), 3) if first else None,
-        "p95_first_token_s": round(percentile(first, 95), 3) if first else None,
+        "p95_first_token_s": round(bench.percentile(first, 0.95), 3) if first else None,
         "median_server_tokens": statistics.median(r["server_tokens"] for r in rows),
         "median_prompt_tokens": statistics.median(r["prompt_tokens"] for r in rows),
         "median_completion_tokens": statistics.median(r["completion_tokens"] for r in rows),
@@ -216,16 +209,7 @@ def git_commit(exported_from: str | None = None) -> dict[str, Any]:
     """The checkout's commit; `exported_from` names it for a copy without git history (``git archive``)."""
     if exported_from:
         return {"commit": exported_from, "uncommitted_changes": False, "exported": True}
-
-    def output(*args: str) -> str:
-        try:
-            done = subprocess.run(["git", "-C", str(HERE.parent), *args], capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            return ""
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    changed = output("status", "--porcelain", "--untracked-files=no")
-    return {"commit": output("rev-parse", "HEAD") or None, "uncommitted_changes": bool(changed)}
+    return bench.git_state()
 
 
 def level_table(level: dict[str, Any]) -> list[str]:

@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 import httpx
 import psutil
-from _bench_common import SOT_COMMAND, reach_test_fakes
+from _bench_common import SOT_COMMAND, percentile, reach_test_fakes
 from results_io import RESULTS, save
 
 reach_test_fakes()
@@ -130,11 +130,6 @@ async def burst(
     return results
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def added_latency(
     upstream: str, proxy: str, n: int, rounds: int, process: psutil.Process, stagger_s: float
 ) -> dict[str, Any]:
@@ -155,7 +150,7 @@ def added_latency(
             cpu[name] += sum(process.cpu_times()[:2]) - before
             assert all(r["status"] == 200 and r["done"] and r["first_s"] is not None for r in results), name
             firsts[name] += [r["first_s"] for r in results]
-            round_p50s[name].append(pct([r["first_s"] for r in results], 0.5))
+            round_p50s[name].append(percentile([r["first_s"] for r in results], 0.5))
     count = len(firsts["direct"])
     out: dict[str, Any] = {
         "concurrent_streams": n,
@@ -164,7 +159,7 @@ def added_latency(
     }
     out["proxy_cpu_ms_per_request"] = {name: cpu[name] / count * 1000 for name in cases if name != "direct"}
     for name, values in firsts.items():
-        out[f"{name}_first_byte_ms"] = {"p50": pct(values, 0.5) * 1000, "p99": pct(values, 0.99) * 1000}
+        out[f"{name}_first_byte_ms"] = {"p50": percentile(values, 0.5) * 1000, "p99": percentile(values, 0.99) * 1000}
     for name in ("proxied_sequential", "passthrough_tools"):
         out[f"{name}_added_ms"] = {
             q: out[f"{name}_first_byte_ms"][q] - out["direct_first_byte_ms"][q] for q in ("p50", "p99")
