@@ -73,6 +73,8 @@ def git_state() -> dict[str, Any]:
 
 def percentile(values: Sequence[float], q: float) -> float:
     """The q quantile (0 to 1), interpolated between ranks as `sot batch`'s report does; values must not be empty."""
+    if not 0 <= q <= 1:
+        raise ValueError(f"q is a quantile from 0 to 1, not {q}")
     found = report_percentile(list(values), q)
     if found is None:
         raise ValueError("percentile of no values")

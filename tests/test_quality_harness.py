@@ -146,13 +146,21 @@ def test_standin_refuses_writers_that_do_not_fit(tmp_path: Path) -> None:
 
     assert script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1,b2", store=store).returncode == 0
     again = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1,b2", store=store)
-    assert again.returncode != 0 and "give new names" in again.stderr  # b1 and b2 are still writing
+    assert again.returncode != 0 and "in a writer's share" in again.stderr  # b1 and b2 are still writing
     share = read(store / "share_b1.jsonl")
     write(store / "judge_replies_b1.jsonl", [{"key": r["key"], "answer": "[[C]]"} for r in share])
+    held = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b3,b4", store=store)
+    assert held.returncode != 0 and "in a writer's share" in held.stderr  # b2 has not answered yet: still b2's
+    (store / "share_b2.jsonl").rename(tmp_path / "b2_gave_up.jsonl")
     rest = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b3,b4", store=store)
-    assert rest.returncode == 0, rest.stderr  # only what b1 has not answered is dealt again
+    assert rest.returncode == 0, rest.stderr  # b2's prompts, and only those, are dealt again
     dealt = read(store / "share_b3.jsonl") + read(store / "share_b4.jsonl")
-    assert sorted(r["key"] for r in dealt) == sorted(r["key"] for r in read(store / "share_b2.jsonl"))
+    assert sorted(r["key"] for r in dealt) == sorted(r["key"] for r in read(tmp_path / "b2_gave_up.jsonl"))
+    (store / "share_b3.jsonl").unlink()
+    reused = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b1,b4", store=store)
+    assert reused.returncode != 0 and "give new names" in reused.stderr  # b1 wrote, b4 holds a brief
+    wrong = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--kinds", "judgment", "--writers", "b5", store=store)
+    assert wrong.returncode != 0 and "holds ['judge']" in wrong.stderr
 
 
 def test_a_broken_answers_file_is_named_with_its_line(tmp_path: Path) -> None:
@@ -171,3 +179,26 @@ def test_run_asks_for_its_questions(tmp_path: Path) -> None:
     store = make_store(tmp_path)
     done = script(HARNESS, "run", store=store)
     assert done.returncode == 2 and "run needs --questions FILE" in done.stderr
+    typo = script(HARNESS, "run", "--questions", str(tmp_path / "nosuch.jsonl"), store=store)
+    assert typo.returncode == 2 and len(read(store / "results.jsonl")) == 4  # nothing was overwritten
+
+
+def test_pending_prompts_belong_to_the_question_that_asked_them(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    write(store / "judged_a.jsonl", [{"id": "k1", "mode": "judge", "winner": "sot", "error": None}])
+    questions = tmp_path / "questions.jsonl"
+    short, longer = "How do I bleed a radiator?", "How do I bleed a radiator? I have a combi boiler."
+    write(questions, [{"id": i, "category": "how-to", "question": q} for i, q in (("r1", short), ("r2", longer))])
+    done = script(HARNESS, "run", "--questions", str(questions), store=store)
+    assert done.returncode == 0, done.stderr
+    ids = sorted(row["question_id"] for row in read(store / "pending.jsonl"))
+    assert ids == ["r1", "r1", "r2", "r2"]  # each one's plan and sequential prompt, though r2's text holds r1's
+    assert not (store / "judged_a.jsonl").exists() and "the answers changed" in done.stdout
+
+
+def test_a_pair_whose_two_answers_are_one_text_is_judged(tmp_path: Path) -> None:
+    store = make_store(tmp_path)
+    write(store / "results.jsonl", [r | {"text": "the same answer"} for r in read(store / "results.jsonl")])
+    done = script(HARNESS, "judge", "--panel", "a", store=store)
+    assert done.returncode == 0, done.stderr
+    assert len(read(store / "pending_judge_a.jsonl")) == 2  # both orders are one prompt, for each question

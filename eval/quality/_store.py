@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 PANEL = re.compile(r"[a-z]+")
-_PENDING_JUDGE = re.compile(r"pending_judge_([a-z]+)\.jsonl")
+_PENDING_JUDGE = re.compile(rf"pending_judge_({PANEL.pattern})\.jsonl")
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -45,8 +45,8 @@ def answer_files(store: Path) -> list[Path]:
 
 def reply_files(store: Path, panel: str) -> list[Path]:
     """The panel's judges' files: judge_replies_a1.jsonl is panel a's, judge_replies_ab1.jsonl is not."""
-    own = re.compile(rf"judge_replies_{re.escape(panel)}\d+\.jsonl")
-    return sorted(p for p in store.glob("judge_replies_*.jsonl") if own.fullmatch(p.name))
+    files = store.glob("judge_replies_*.jsonl")
+    return sorted(p for p in files if is_judge(panel, p.name.removeprefix("judge_replies_").removesuffix(".jsonl")))
 
 
 def judge_panel(pending: Path) -> str | None:
@@ -56,7 +56,8 @@ def judge_panel(pending: Path) -> str | None:
 
 
 def is_judge(panel: str, writer: str) -> bool:
-    return writer.startswith(panel) and writer[len(panel) :].isdigit()
+    """Whether `writer` is a judge of `panel`: the panel's letters and a number (a1, a2...)."""
+    return re.fullmatch(rf"{re.escape(panel)}[0-9]+", writer) is not None
 
 
 def writer_file(store: Path, pending: Path, writer: str) -> Path:
@@ -69,13 +70,15 @@ def written(files: list[Path]) -> list[dict[str, Any]]:
     """The answer rows of these files; a row without its fields, or two answers to one prompt that
     differ, stop the run, named (which one counted would otherwise be the files' order)."""
     rows: list[dict[str, Any]] = []
-    seen: dict[str, str] = {}
+    seen: dict[str, tuple[str, str]] = {}  # key: its answer, and where it was read
     for path in files:
         for number, row in enumerate(read_jsonl(path), 1):
             key, answer = row.get("key"), row.get("answer")
+            here = f"{path} row {number}"
             if not isinstance(key, str) or not isinstance(answer, str):
-                raise SystemExit(f'{path}, row {number}: an answer needs "key" and "answer" (strings)')
-            if seen.setdefault(key, answer) != answer:
-                raise SystemExit(f"{path}, row {number}: prompt {key} has another answer in an earlier file")
+                raise SystemExit(f'{here}: an answer needs "key" and "answer" (strings)')
+            first, there = seen.setdefault(key, (answer, here))
+            if first != answer:
+                raise SystemExit(f"{there} and {here} answer prompt {key} differently: delete one of them")
             rows.append(row)
     return rows

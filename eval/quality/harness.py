@@ -23,7 +23,7 @@ A strong model is stood in for by people (or helper sessions) who answer the exa
    as words and punctuation marks (no tokenizer: ratios). Stores judged before ``judge`` existed hold
    ``pairs`` (``STORE/pairs.jsonl``, blind pairs in both orders, key in ``pairs_key.jsonl``) and the
    verdicts read from them (``STORE/verdicts_PANELn.jsonl``: ``pair``, ``verdict`` A/B/C, ``judge``);
-   ``score`` counts both, and keeps its report in ``STORE/score.json``.
+   ``score`` reads either kind (a store holding both is refused) and keeps its report in ``STORE/score.json``.
 
 Against a real endpoint the same questions go through ``sot batch --modes sot,sequential`` and
 ``sot judge`` (the net win rate; the critical path needs the plan's text, which only the replay keeps).
@@ -45,6 +45,7 @@ import re
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +61,14 @@ reach_test_fakes()
 from _fakes import FakeServer, Reply, SeenRequest  # noqa: E402
 from _store import PANEL, answer_files, read_jsonl, reply_files, write_jsonl, written  # noqa: E402
 
-from sot.batch.judge import Judge, JudgeEndpoint, JudgeSummary, pairs_from, run_judge  # noqa: E402
+from sot.batch.judge import Judge, JudgeEndpoint, JudgeSummary, pairs_from, parse_verdict, run_judge  # noqa: E402
 from sot.errors import SotError  # noqa: E402
 from sot.options import RetryPolicy  # noqa: E402
 from sot.templates import Prompts  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 _TOKEN = re.compile(r"\w+|[^\w\s]")
-_OUTCOMES = ("sot", "sequential", "tie", "unparsed")  # a judged question's, as `sot judge` records it
+_OUTCOMES = ("sot", "sequential", "tie", "unparsed", "failed")  # a judged question's, as `sot judge` records it
 
 
 def tokens(text: str) -> int:
@@ -87,15 +88,31 @@ class Replay:
     def __init__(self, files: list[Path], kind: str | None = None) -> None:
         self.answers = {row["key"]: row["answer"] for row in written(files)}
         self.pending: dict[str, dict[str, Any]] = {}
+        self.missed: list[str] = []  # every prompt asked without an answer, repeats included
         self.kind = kind
+        self._question: dict[str, str] = {}
 
     def __call__(self, request: SeenRequest) -> Reply:
         messages = request.body.get("messages") or []
         key = key_of(messages)
         if key in self.answers:
             return Reply(self.answers[key])
+        self.missed.append(key)
         self.pending.setdefault(key, {"key": key, "kind": self.kind or request.kind, "messages": messages})
         return Reply(status=400, error_body={"error": {"message": "no answer written for this prompt yet"}})
+
+    @contextlib.contextmanager
+    def asking(self, question_id: str) -> Iterator[None]:
+        """The prompts missed inside belong to this question (its id goes with them to the writers)."""
+        before = len(self.missed)
+        try:
+            yield
+        finally:
+            for key in self.missed[before:]:
+                self._question.setdefault(key, question_id)
+
+    def pending_rows(self) -> list[dict[str, Any]]:
+        return [row | {"question_id": self._question.get(key, "?")} for key, row in self.pending.items()]
 
 
 async def _answer(client: sot.Client, row: dict[str, Any], mode: str, brief: bool) -> dict[str, Any]:
@@ -125,13 +142,26 @@ async def run(store: Path, questions: Path, brief: bool, pipeline: bool) -> None
         async with sot.Client(base_url=server.url, router="rules", **options) as client:
             for row in rows:
                 for mode in ("sot", "sequential"):
-                    with contextlib.suppress(sot.SotError):  # its first prompt is pending
+                    with (
+                        replay.asking(str(row["id"])),
+                        contextlib.suppress(sot.SotError),
+                    ):  # its first prompt is pending
                         results.append(await _answer(client, row, mode, brief))
-    pending = [p | {"question_id": qid(rows, p)} for p in replay.pending.values()]
+    pending = replay.pending_rows()
     write_jsonl(store / "pending.jsonl", pending)
     whole = [r for r in results if r["error"] is None]
+    _forget_verdicts_on_change(store, whole)
     write_jsonl(store / "results.jsonl", whole)
     print(f"{len(whole)} of {2 * len(rows)} answers whole; {len(pending)} prompt(s) pending in {store}/pending.jsonl")
+
+
+def _forget_verdicts_on_change(store: Path, whole: list[dict[str, Any]]) -> None:
+    """Verdicts on answers that are no longer the store's go (`judge` gives the new ones theirs)."""
+    if read_jsonl(store / "results.jsonl") == whole:
+        return
+    for path in sorted(store.glob("judged_*.jsonl")):
+        path.unlink()
+        print(f"the answers changed: removed {path} (run `judge` again)")
 
 
 def stable_nonce(*texts: str) -> str:
@@ -159,7 +189,7 @@ async def judge(store: Path, panel: str) -> None:
         backend = await JudgeEndpoint(server.url, "judge").connect()
         try:
             judge_ = Judge(backend, Prompts(), RetryPolicy(max_retries=0), nonce=stable_nonce)
-            asked = await _ask_both_orders(judge_, replay, pairs)
+            await _ask_both_orders(judge_, replay, pairs)
             summary = None
             if not replay.pending:
                 summary = await run_judge(judge_, results, out, concurrency=4, resume=False, overwrite=True)
@@ -169,43 +199,41 @@ async def judge(store: Path, panel: str) -> None:
             await backend.aclose()
     if summary is None:
         out.unlink(missing_ok=True)  # verdicts on other answers, or on fewer of them: not this panel's now
-    pending = [p | {"question_id": asked.get(p["key"], "?")} for p in replay.pending.values()]
+    pending = replay.pending_rows()
     write_jsonl(store / f"pending_judge_{panel}.jsonl", pending)
     print(f"panel {panel}: {len(pending)} judge prompt(s) pending in {store}/pending_judge_{panel}.jsonl")
     if summary is not None:
-        _report(summary, panel, out)
+        _report(summary, store, panel, out)
 
 
-async def _ask_both_orders(
-    judge_: Judge, replay: Replay, pairs: list[tuple[dict[str, Any], dict[str, Any]]]
-) -> dict[str, str]:
+async def _ask_both_orders(judge_: Judge, replay: Replay, pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
     """Ask every pair in both orders, so that one pass records all of a panel's prompts (`sot judge` asks
-    the second order only once the first has a verdict); return the question id of each recorded prompt."""
-    asked: dict[str, str] = {}
+    the second order only once the first has a verdict)."""
     for sot_record, sequential in pairs:
         for first, second in ((sot_record, sequential), (sequential, sot_record)):
-            before = len(replay.pending)
-            try:
-                await judge_.verdict(sot_record["question"], first["text"], second["text"])
-            except SotError:
-                if len(replay.pending) == before:
-                    raise  # not a prompt still to answer: a real failure
-            asked |= dict.fromkeys(list(replay.pending)[before:], str(sot_record["id"]))
-    return asked
+            before = len(replay.missed)
+            with replay.asking(str(sot_record["id"])):
+                try:
+                    await judge_.verdict(sot_record["question"], first["text"], second["text"])
+                except SotError:
+                    if len(replay.missed) == before:
+                        raise  # not a prompt still to answer: a real failure
 
 
-def _report(summary: JudgeSummary, panel: str, out: Path) -> None:
+def _report(summary: JudgeSummary, store: Path, panel: str, out: Path) -> None:
     print(f"panel {panel}: {summary.judged} question(s) judged in both orders; verdicts in {out}")
     if summary.unparsed or summary.failed:
+        unread = [
+            f"{path.name} row {number}"
+            for path in reply_files(store, panel)
+            for number, row in enumerate(read_jsonl(path), 1)
+            if parse_verdict(str(row.get("answer", ""))) is None
+        ]
         raise SystemExit(
-            f"panel {panel}: {summary.unparsed} question(s) without a readable verdict and {summary.failed} failed "
-            f"(their replies are in {out}); have the judge rewrite those rows of judge_replies_{panel}N.jsonl"
+            f"panel {panel}: {summary.unparsed} question(s) without a readable verdict, {summary.failed} failed "
+            f"(see {out}); a reply must end with [[A]], [[B]] or [[C]] alone on its last line: "
+            f"have its judge rewrite {', '.join(unread) or 'it'}"
         )
-
-
-def qid(rows: list[dict[str, Any]], pending: dict[str, Any]) -> str:
-    text = "\n".join(str(m.get("content", "")) for m in pending["messages"])
-    return next((r["id"] for r in rows if r["question"] in text), "?")
 
 
 def pairs(store: Path, seed: int) -> None:
@@ -242,15 +270,20 @@ def score(store: Path) -> dict[str, Any]:
     report: dict[str, Any] = {"by_category": {}, "cost": cost(store)}
     every = [o for os_ in outcomes.values() for o in os_]
     for name, found in [("all", every), *sorted(outcomes.items())]:
-        wins, losses, unread = found.count("sot"), found.count("sequential"), found.count("unparsed")
-        judgements = len(found) - unread  # a question judged in both orders by one panel
-        report["by_category"][name] = {
-            "judgements": judgements,
-            "sot": wins,
-            "sequential": losses,
-            "tie": found.count("tie"),
-            "net_win_rate": round((wins - losses) / judgements, 3) if judgements else None,
-        } | ({"unparsed": unread} if unread else {})
+        wins, losses = found.count("sot"), found.count("sequential")
+        unread, failed = found.count("unparsed"), found.count("failed")
+        judgements = len(found) - unread - failed  # a question judged in both orders by one panel
+        report["by_category"][name] = (
+            {
+                "judgements": judgements,
+                "sot": wins,
+                "sequential": losses,
+                "tie": found.count("tie"),
+                "net_win_rate": round((wins - losses) / judgements, 3) if judgements else None,
+            }
+            | ({"unparsed": unread} if unread else {})
+            | ({"failed": failed} if failed else {})
+        )
     print(json.dumps(report, indent=2))
     return report
 
@@ -274,12 +307,13 @@ def _pair_outcomes(store: Path, files: list[Path]) -> dict[str, list[str]]:
 
 
 def _judged_outcomes(files: list[Path]) -> dict[str, list[str]]:
-    """Outcome per category from `sot judge` records; a failed or unreadable one is "unparsed"."""
+    """Outcome per category from `sot judge` records, a failed call's as "failed", as `sot judge` names them."""
     outcomes: dict[str, list[str]] = defaultdict(list)
     for path in files:
         for record in read_jsonl(path):
-            winner = record.get("winner") if record.get("error") is None else "unparsed"
-            outcomes[str(record.get("category"))].append(winner if winner in _OUTCOMES else "unparsed")
+            winner = record.get("winner") if record.get("error") is None else "failed"
+            category = str(record.get("category") or "uncategorized")
+            outcomes[category].append(winner if winner in _OUTCOMES else "unparsed")
     return outcomes
 
 
@@ -351,8 +385,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     if args.command == "run":
-        if args.questions is None:
-            parser.error("run needs --questions FILE (JSONL rows: id, category, question)")
+        if args.questions is None or not args.questions.is_file():
+            parser.error(f"run needs --questions FILE (JSONL rows: id, category, question): not {args.questions}")
         anyio.run(run, args.store, args.questions, args.brief, not args.no_pipeline)
     elif args.command == "judge":
         if not PANEL.fullmatch(args.panel):
@@ -361,6 +395,8 @@ def main() -> None:
     elif args.command == "pairs":
         pairs(args.store, args.seed)
     else:
+        if not any(args.store.glob("judged_*.jsonl")) and not any(args.store.glob("verdicts_*.jsonl")):
+            parser.error(f"no verdicts in {args.store}: judge it first (harness.py judge --store STORE --panel a)")
         report = score(args.store)
         (args.store / "score.json").write_text(json.dumps(report, indent=2) + "\n")
 

@@ -5,15 +5,19 @@ model would, each as a fresh call, and writes the answers where the harness's re
 ``STORE/answers_WRITER.jsonl`` for the answer model's prompts, ``STORE/judge_replies_WRITER.jsonl`` for
 a judge panel's (``pending_judge_PANEL.jsonl``; the panel's writers are named PANEL1, PANEL2...).
 
-Prompts are dealt out question by question, so no writer gets two prompts of one question while
-another writer has fewer: the sections of one answer, or a pair's two orders, come from different
-calls as they would from a real model. Which kinds of prompt a run hands out, and to whom, is the
-operator's choice: the measurements in eval/results took sequential answers, plans, sections and each
-judge panel from writers who wrote nothing else.
+Prompts are dealt out question by question, to at least as many writers as a question has prompts, so
+the sections of one answer, or a pair's two orders, come from different calls as they would from a real
+model. A prompt in a writer's share is that writer's until its answers file exists; delete the share
+of a writer who will not answer to hand its prompts out again.
+
+Which kinds of prompt a run hands out, and to whom, is the operator's choice: the measurements in
+eval/results took sequential answers, plans, sections and each judge panel from writers who wrote
+nothing else.
 
     python eval/quality/standin.py --store STORE --kinds sequential --writers w1,w2,w3
     python eval/quality/standin.py --store STORE --kinds skeleton --writers p1,p2
-    python eval/quality/standin.py --store STORE --kinds expand --writers s1,s2,s3,s4   (after the plans)
+    python eval/quality/standin.py --store STORE --kinds expand --writers s1,...,s8   (after the plans;
+        as many writers as the longest plan has sections)
     python eval/quality/standin.py --store STORE --pending pending_judge_a.jsonl --writers a1,a2,a3,a4
 
 Each writer's share is ``STORE/share_WRITER.jsonl`` and its brief, the whole instruction it is given,
@@ -53,15 +57,30 @@ def deal(rows: list[dict[str, Any]], writers: int, seed: str) -> list[list[dict[
 
 
 def unanswered(store: Path, pending: Path, kinds: set[str] | None) -> list[dict[str, Any]]:
-    """The pending file's prompts of these kinds that no file of the store answers yet."""
+    """The pending file's prompts of these kinds that no file of the store answers and no writer holds."""
     if not pending.is_file():
         raise SystemExit(f"--pending: no {pending} (a file name in --store, written by harness.py run or judge)")
+    rows = read_jsonl(pending)
+    present = {str(r.get("kind")) for r in rows}
+    if kinds is not None and not kinds & present:
+        raise SystemExit(f"--kinds: {pending} holds {sorted(present) or 'nothing'}, not {sorted(kinds)}")
     panel = judge_panel(pending)
-    answered = {row["key"] for row in written(answer_files(store) if panel is None else reply_files(store, panel))}
-    rows = [r for r in read_jsonl(pending) if (kinds is None or r["kind"] in kinds) and r["key"] not in answered]
-    if not rows:
-        raise SystemExit(f"nothing left to answer in {pending}" + (f" of kind {sorted(kinds)}" if kinds else ""))
-    return rows
+    answered = written(answer_files(store) if panel is None else reply_files(store, panel))
+    taken = {row["key"] for row in answered} | _held(store, pending)
+    left = [r for r in rows if (kinds is None or r["kind"] in kinds) and r["key"] not in taken]
+    if not left:
+        raise SystemExit(f"nothing left to answer in {pending}: every prompt is answered or in a writer's share")
+    return left
+
+
+def _held(store: Path, pending: Path) -> set[str]:
+    """The prompts in the shares of writers who have not written their answers file yet."""
+    return {
+        row["key"]
+        for share in sorted(store.glob("share_*.jsonl"))
+        if not writer_file(store, pending, share.stem.removeprefix("share_")).exists()
+        for row in read_jsonl(share)
+    }
 
 
 def check_writers(store: Path, pending: Path, rows: list[dict[str, Any]], writers: list[str]) -> None:
