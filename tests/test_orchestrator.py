@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import anyio
 import pytest
 from _fakes import Reply, SeenRequest, sot_script
@@ -16,10 +18,33 @@ SIX = ["Plan the day", "Batch small tasks", "Block distractions", "Take breaks",
 
 
 async def test_stitches_in_skeleton_order_when_expansions_finish_in_reverse(fake) -> None:
-    server = fake(sot_script(SIX, expansion_delay=lambda n: (7 - n) * 0.05))
+    released = {n: threading.Event() for n in range(1, 7)}
+    script = sot_script(SIX)
+
+    def handler(request: SeenRequest) -> Reply:
+        reply = script(request)
+        if request.kind == "expand":
+            assert request.point is not None
+            reply.hold_until = released[request.point]
+        return reply
+
+    server = fake(handler)
+    in_reverse: list[bool] = []
+
+    def release_in_reverse() -> None:  # each point is released once the one after it has finished
+        in_reverse.append(server.wait_for(lambda s: len(s.of_kind("expand")) == 6))
+        for n in range(6, 0, -1):
+            released[n].set()
+            in_reverse.append(
+                server.wait_for(lambda s, n=n: any(r.point == n and r.finished_at for r in s.of_kind("expand")))
+            )
+
+    releaser = threading.Thread(target=release_in_reverse)
+    releaser.start()
     answer = await sot.ask("How do I manage time?", base_url=server.url, model="m", mode="sot", pipeline=False)
-    expands = server.of_kind("expand")
-    finish_order = [r.point for r in sorted(expands, key=lambda r: r.finished_at or 0)]
+    releaser.join()
+    assert in_reverse == [True] * 7
+    finish_order = [r.point for r in sorted(server.of_kind("expand"), key=lambda r: r.finished_at or 0)]
     assert finish_order == [6, 5, 4, 3, 2, 1]
     assert answer.mode == "sot"
     assert answer.points == SIX
