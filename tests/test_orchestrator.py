@@ -56,8 +56,26 @@ async def test_stitches_in_skeleton_order_when_expansions_finish_in_reverse(fake
 
 @pytest.mark.parametrize(("max_parallel", "expected"), [(2, 2), (4, 4), (8, 6)])
 async def test_fan_out_is_bounded_by_max_parallel(fake, max_parallel: int, expected: int) -> None:
-    server = fake(sot_script(SIX, expansion_delay=lambda n: 0.15))
+    release = threading.Event()
+    script = sot_script(SIX)
+
+    def handler(request: SeenRequest) -> Reply:
+        reply = script(request)
+        reply.hold_until = release if request.kind == "expand" else None
+        return reply
+
+    server = fake(handler)
+    filled: list[bool] = []
+
+    def release_when_full() -> None:  # the expansions are held until as many as may run are in flight
+        filled.append(server.wait_for(lambda s: len(s.of_kind("expand")) == expected))
+        release.set()
+
+    releaser = threading.Thread(target=release_when_full)
+    releaser.start()
     await sot.ask("q", base_url=server.url, model="m", mode="sot", max_parallel=max_parallel, pipeline=False)
+    releaser.join()
+    assert filled == [True]
     assert server.max_in_flight == expected
 
 
