@@ -66,7 +66,6 @@ from sot.errors import SotError  # noqa: E402
 from sot.options import RetryPolicy  # noqa: E402
 from sot.templates import Prompts  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _OUTCOMES = ("sot", "sequential", "tie", "unparsed", "failed")  # a judged question's, as `sot judge` records it
 
