@@ -151,6 +151,9 @@ def test_standin_refuses_writers_that_do_not_fit(tmp_path: Path) -> None:
     write(store / "judge_replies_b1.jsonl", [{"key": r["key"], "answer": "[[C]]"} for r in share])
     held = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b3,b4", store=store)
     assert held.returncode != 0 and "in a writer's share" in held.stderr  # b2 has not answered yet: still b2's
+    assert script(HARNESS, "judge", "--panel", "c", store=store).returncode == 0  # another panel, same prompts
+    other = script(STANDIN, "--pending", "pending_judge_c.jsonl", "--writers", "c1,c2", store=store)
+    assert other.returncode == 0, other.stderr  # panel b's shares hold nothing of panel c's
     (store / "share_b2.jsonl").rename(tmp_path / "b2_gave_up.jsonl")
     rest = script(STANDIN, "--pending", "pending_judge_b.jsonl", "--writers", "b3,b4", store=store)
     assert rest.returncode == 0, rest.stderr  # b2's prompts, and only those, are dealt again

@@ -74,13 +74,16 @@ def unanswered(store: Path, pending: Path, kinds: set[str] | None) -> list[dict[
 
 
 def _held(store: Path, pending: Path) -> set[str]:
-    """The prompts in the shares of writers who have not written their answers file yet."""
-    return {
-        row["key"]
-        for share in sorted(store.glob("share_*.jsonl"))
-        if not writer_file(store, pending, share.stem.removeprefix("share_")).exists()
-        for row in read_jsonl(share)
-    }
+    """The prompts in the shares of this pending file's writers (its panel's judges, or the answer model's
+    stand-ins) who have not written their answers file yet."""
+    panel = judge_panel(pending)
+    held: set[str] = set()
+    for share in sorted(store.glob("share_*.jsonl")):
+        writer, rows = share.stem.removeprefix("share_"), read_jsonl(share)
+        ours = is_judge(panel, writer) if panel is not None else all(r.get("kind") != "judge" for r in rows)
+        if ours and not writer_file(store, pending, writer).exists():
+            held |= {row["key"] for row in rows}
+    return held
 
 
 def check_writers(store: Path, pending: Path, rows: list[dict[str, Any]], writers: list[str]) -> None:
