@@ -37,10 +37,11 @@ def point_line(index: int, title: str, body: str, *, headed: bool = False) -> st
     item, so markdown renders the body whole (its own numbered lists stay its own) and plain text keeps
     its lines as the model wrote them."""
     head = heading(title)
+    bold = f"**{index + 1}. {head}**"
     if not body or body == title:
-        return f"**{index + 1}. {head}**" if headed else f"{index + 1}. {head}"
+        return bold if headed else f"{index + 1}. {head}"
     if headed or _multiline(body):
-        return f"**{index + 1}. {head}**\n\n{body}"
+        return f"{bold}\n\n{body}"
     return f"{index + 1}. {head}{after_title(head)}{body}"
 
 

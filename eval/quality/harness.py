@@ -192,8 +192,8 @@ async def judge(store: Path, panel: str) -> None:
             summary = None
             if not replay.pending:
                 summary = await run_judge(judge_, results, out, concurrency=4, resume=False, overwrite=True)
-            if replay.pending:  # asked now or by `sot judge` itself: no verdicts until they are answered
-                summary = None
+                if replay.pending:  # `sot judge` itself asked what the first pass did not: no verdicts yet
+                    summary = None
         finally:
             await backend.aclose()
     if summary is None:

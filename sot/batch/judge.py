@@ -1,15 +1,14 @@
 """Pairwise LLM-as-judge of SoT against sequential answers, each pair judged in both orders.
 
 Answers are untrusted: each sits between marker lines carrying a random code made for that call
-(``secrets``; only a replay of recorded replies passes ``Judge`` its own), so answer text cannot close
-its own block or open the other's, and verdict tokens
-inside answers are broken up before the judge sees them. A verdict is ``[[A]]``, ``[[B]]`` or
-``[[C]]`` (tie) alone on the last line of the judge's reply (only the reply is read, never the
-prompt with the answers). When the two orders disagree the pair counts as a tie, which cancels the
-judge's position bias; a reply without a readable verdict makes the pair ``unparsed``, counted
-apart, never as a tie. Each record keeps the judge's two raw replies, so an unparsed verdict can be
-read. Results are appended to their own JSONL with the same crash-safe writer as batch runs, and
-resume skips judged ids.
+(``secrets``; only a replay of recorded replies passes ``Judge`` its own), so answer text cannot
+close its own block or open the other's, and verdict tokens inside answers are broken up before the
+judge sees them. A verdict is ``[[A]]``, ``[[B]]`` or ``[[C]]`` (tie) alone on the last line of the
+judge's reply (only the reply is read, never the prompt with the answers). When the two orders
+disagree the pair counts as a tie, which cancels the judge's position bias; a reply without a
+readable verdict makes the pair ``unparsed``, counted apart, never as a tie. Each record keeps the
+judge's two raw replies, so an unparsed verdict can be read. Results are appended to their own JSONL
+with the same crash-safe writer as batch runs, and resume skips judged ids.
 
 The judge's endpoint is checked once before the first pair (``JudgeEndpoint.connect``): an address
 that is not a URL, a server that does not answer, a refused key or a path that is no OpenAI API
