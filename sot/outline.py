@@ -9,7 +9,7 @@ sub-items, text before the next item) are folded into that point's detail. "Titl
 An outline is untrusted model output: the parser caps how many points it keeps and how long a
 title may be, drops control characters and exact duplicates, and a point only ever reaches a
 prompt as a variable. A title is never cut inside itself; only one over the length cap is shortened,
-at a word boundary.
+at a word boundary, and what is cut off leads its detail.
 """
 
 from __future__ import annotations
@@ -70,6 +70,16 @@ def _capped(title: str, limit: int) -> str:
         return title
     cut = title[: limit - 1]
     return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:-") + "…"
+
+
+def _with_overflow(point: OutlinePoint, title: str) -> str:
+    """The point's detail, led by what the cap cut off its title: the section's writer still reads the
+    whole line (a line with no "Title: description" split is all title)."""
+    whole = " ".join(point.title.split())
+    if title == whole:
+        return point.detail
+    rest = whole[len(title.rstrip("…")) :].lstrip(" ,;:-")
+    return f"…{rest}\n{point.detail}" if point.detail else f"…{rest}"
 
 
 def _indent(line: str) -> int:
@@ -213,7 +223,7 @@ class SkeletonParser:
         if not title or self.full or self._known(title):
             return
         self.points.append(title)
-        self.details.append(point.detail)
+        self.details.append(_with_overflow(point, title))
 
 
 def parse_skeleton(text: str, *, shape: SkeletonShape | None = None, max_points: int | None = None) -> list[str]:

@@ -158,6 +158,19 @@ def test_caps_on_count_and_length_and_control_characters_and_exact_repeats() -> 
     assert titles[1:] == ["ab[31m", "Cats"]
 
 
+def test_what_the_cap_cuts_off_a_title_leads_its_detail() -> None:
+    # A plan line with no "Title: description" split is all title: its writer still reads all of it.
+    line = "Is the price fair? " + " ".join(f"point{i}" for i in range(40))
+    parser = SkeletonParser(shape=SkeletonShape(max_points=3))
+    parser.feed(f"1. {line}\n   with a line under it\n2. Short: described\n")
+    parser.finish()
+    title, detail = parser.points[0], parser.details[0]
+    assert title.endswith("…") and len(title) <= SkeletonShape().point_chars
+    assert detail.startswith("…") and detail.endswith("\nwith a line under it")
+    assert " ".join([title.rstrip("…"), detail.splitlines()[0].lstrip("…")]) == line
+    assert parser.details[1] == "described"  # an uncut title leaves its detail as written
+
+
 def test_numbers_inside_text_start_no_point() -> None:
     assert parse_skeleton("1. Drink 1.5 litres a day\n2. Wake at 6:30\n3. Sleep") == [
         "Drink 1.5 litres a day",
