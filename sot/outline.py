@@ -8,8 +8,8 @@ sub-items, text before the next item) are folded into that point's detail. "Titl
 
 An outline is untrusted model output: the parser caps how many points it keeps and how long a
 title may be, drops control characters and exact duplicates, and a point only ever reaches a
-prompt as a variable. A title is never cut inside itself; only one over the length cap is shortened,
-at a word boundary, and what is cut off leads its detail.
+prompt as a variable. A title is kept whole unless it is over the length cap: then it is shortened at a
+word boundary (inside a word only where it has no space), and what is cut off leads its detail.
 """
 
 from __future__ import annotations
@@ -64,22 +64,18 @@ def _item_text(match: re.Match[str]) -> str:
     return lead + rest
 
 
-def _capped(title: str, limit: int) -> str:
+def _cut(title: str, limit: int) -> tuple[str, str]:
+    """`title` within `limit` characters (shortened at a word boundary, marked "…"), and what was cut off."""
     title = " ".join(title.split())
     if len(title) <= limit:
-        return title
+        return title, ""
     cut = title[: limit - 1]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:-") + "…"
+    kept = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    return kept.rstrip(" ,;:-") + "…", title[len(kept) :].strip()
 
 
-def _with_overflow(point: OutlinePoint, title: str) -> str:
-    """The point's detail, led by what the cap cut off its title: the section's writer still reads the
-    whole line (a line with no "Title: description" split is all title)."""
-    whole = " ".join(point.title.split())
-    if title == whole:
-        return point.detail
-    rest = whole[len(title.rstrip("…")) :].lstrip(" ,;:-")
-    return f"…{rest}\n{point.detail}" if point.detail else f"…{rest}"
+def _capped(title: str, limit: int) -> str:
+    return _cut(title, limit)[0]
 
 
 def _indent(line: str) -> int:
@@ -219,11 +215,13 @@ class SkeletonParser:
         return title.casefold() in (p.casefold() for p in self.points)
 
     def _add(self, point: OutlinePoint) -> None:
-        title = _capped(point.title, self.max_point_chars)
+        title, rest = _cut(point.title, self.max_point_chars)
         if not title or self.full or self._known(title):
             return
         self.points.append(title)
-        self.details.append(_with_overflow(point, title))
+        # What the cap cut off leads the detail: the section's writer still reads the whole line (a line
+        # with no "Title: description" split is all title).
+        self.details.append("\n".join(part for part in (rest and f"…{rest}", point.detail) if part))
 
 
 def parse_skeleton(text: str, *, shape: SkeletonShape | None = None, max_points: int | None = None) -> list[str]:

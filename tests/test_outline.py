@@ -158,17 +158,23 @@ def test_caps_on_count_and_length_and_control_characters_and_exact_repeats() -> 
     assert titles[1:] == ["ab[31m", "Cats"]
 
 
-def test_what_the_cap_cuts_off_a_title_leads_its_detail() -> None:
-    # A plan line with no "Title: description" split is all title: its writer still reads all of it.
-    line = "Is the price fair? " + " ".join(f"point{i}" for i in range(40))
+@pytest.mark.parametrize("chunk", [1000, 7])
+def test_what_the_cap_cuts_off_a_title_leads_its_detail(chunk: int) -> None:
+    # A plan line with no "Title: description" split is all title: its writer still reads all of it,
+    # signs and dashes included, whether the plan arrives whole or in pieces.
+    kept = "Is the price fair? " + "a" * 138  # the cap (160) falls inside the next word, "-5"
+    line = f"{kept} -5 °C, --dry-run first"
+    plan = f"1. {line}\n   with a line under it\n2. Short: described\n"
     parser = SkeletonParser(shape=SkeletonShape(max_points=3))
-    parser.feed(f"1. {line}\n   with a line under it\n2. Short: described\n")
+    for start in range(0, len(plan), chunk):
+        parser.feed(plan[start : start + chunk])
     parser.finish()
-    title, detail = parser.points[0], parser.details[0]
-    assert title.endswith("…") and len(title) <= SkeletonShape().point_chars
-    assert detail.startswith("…") and detail.endswith("\nwith a line under it")
-    assert " ".join([title.rstrip("…"), detail.splitlines()[0].lstrip("…")]) == line
-    assert parser.details[1] == "described"  # an uncut title leaves its detail as written
+    title, detail = parser.points[0], parser.detail(parser.points[0])
+    assert title == f"{kept}…"
+    cut_off, under = detail.split("\n")
+    assert cut_off.startswith("…") and under == "with a line under it"
+    assert line == f"{title[:-1]} {cut_off[1:]}"  # nothing lost, nothing added
+    assert parser.detail("Short") == "described"  # an uncut title leaves its detail as written
 
 
 def test_numbers_inside_text_start_no_point() -> None:

@@ -367,9 +367,11 @@ def _plan_described(plan: str, index: int) -> int:
 
 
 def _plan_upto(plan: str, title: str) -> int:
-    """Tokens of the plan up to the end of the line that names `title` (the whole plan if none does)."""
+    """Tokens of the plan up to the end of the line that names `title` (the whole plan if none does; a
+    title the parser capped is found by what it kept)."""
     lines = plan.splitlines(keepends=True)
-    found = next((i for i, line in enumerate(lines) if title in line), len(lines) - 1)
+    kept = title.removesuffix("…")
+    found = next((i for i, line in enumerate(lines) if kept in " ".join(line.split())), len(lines) - 1)
     return tokens("".join(lines[: found + 1]))
 
 
