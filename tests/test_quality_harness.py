@@ -73,7 +73,9 @@ def test_a_panel_judges_through_sot_judge_and_scores(tmp_path: Path) -> None:
     for writer in ("a1", "a2"):
         share = read(store / f"share_{writer}.jsonl")
         assert sorted(row["question_id"] for row in share) == ["h1", "k1"]  # never both orders of one question
-        assert str((store / f"judge_replies_{writer}.jsonl").resolve()) in (store / f"brief_{writer}.md").read_text()
+        brief = (store / f"brief_{writer}.md").read_text()
+        assert str((store / f"judge_replies_{writer}.jsonl").resolve()) in brief
+        assert f"/sot_standin/{store.name}_{writer} " in brief  # writers of two stores at once never share a folder
         answers = [{"key": r["key"], "kind": r["kind"], "answer": reply(r), "writer": writer} for r in share]
         write(store / f"judge_replies_{writer}.jsonl", answers)
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,11 @@ def _files_of(store: Path, pending: Path, writer: str) -> list[Path]:
     return [store / f"share_{writer}.jsonl", store / f"brief_{writer}.md", writer_file(store, pending, writer)]
 
 
+def scratch(store: Path, writer: str) -> Path:
+    """A folder of the writer's own: writers of different stores share names (s1, a1...) and may run at once."""
+    return Path(tempfile.gettempdir()) / "sot_standin" / f"{store.resolve().name}_{writer}"
+
+
 def hand_out(store: Path, pending: Path, kinds: set[str] | None, writers: list[str], seed: int = 7) -> list[Path]:
     """Write each writer's share and brief; return the briefs' paths."""
     rows = unanswered(store, pending, kinds)
@@ -116,7 +122,9 @@ def hand_out(store: Path, pending: Path, kinds: set[str] | None, writers: list[s
         share_path, brief_path, answers = _files_of(store, pending, writer)
         write_jsonl(share_path, share)
         brief_path.write_text(
-            BRIEF.read_text().format(share=share_path.resolve(), answers=answers.resolve(), writer=writer)
+            BRIEF.read_text().format(
+                share=share_path.resolve(), answers=answers.resolve(), writer=writer, scratch=scratch(store, writer)
+            )
         )
         briefs.append(brief_path)
         print(f"{writer}: {len(share)} prompt(s), brief {brief_path}")
