@@ -28,6 +28,7 @@ wrote what from what.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import random
 import tempfile
 from collections import Counter, defaultdict
@@ -109,8 +110,11 @@ def _files_of(store: Path, pending: Path, writer: str) -> list[Path]:
 
 
 def scratch(store: Path, writer: str) -> Path:
-    """A folder of the writer's own: writers of different stores share names (s1, a1...) and may run at once."""
-    return Path(tempfile.gettempdir()) / "sot_standin" / f"{store.resolve().name}_{writer}"
+    """A folder of the writer's own: writers of different stores share names (s1, a1...) and may run at once,
+    and stores may share a name (full52 in two places)."""
+    where = store.resolve()
+    digest = hashlib.sha256(str(where).encode()).hexdigest()[:8]
+    return Path(tempfile.gettempdir()) / "sot_standin" / f"{where.name}-{digest}_{writer}"
 
 
 def hand_out(store: Path, pending: Path, kinds: set[str] | None, writers: list[str], seed: int = 7) -> list[Path]:
