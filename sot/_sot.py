@@ -145,7 +145,10 @@ async def _outline(fan: _FanOut) -> None:
 def _outline_request(setup: Setup, turn: Turn) -> ChatRequest:
     opts = setup.options
     return ChatRequest(
-        [*turn.history, *setup.prompts.skeleton(turn.question, setup.shape, setup.style.outline_template)],
+        [
+            *turn.history,
+            *setup.prompts.skeleton(turn.question, setup.shape, setup.style.outline_template, pipelined=opts.pipeline),
+        ],
         max_tokens=setup.style.outline_max_tokens,
         temperature=opts.temperature,
         constraint=setup.constraint,

@@ -137,9 +137,13 @@ class Prompts:
         """The skeleton's GBNF grammar: the user's skeleton.gbnf, else the one made from `shape`."""
         return self.user_file(SKELETON_GRAMMAR) or shape.gbnf()
 
-    def skeleton(self, question: str, shape: SkeletonShape | None = None, template: str = SKELETON) -> list[Message]:
+    def skeleton(
+        self, question: str, shape: SkeletonShape | None = None, template: str = SKELETON, *, pipelined: bool = True
+    ) -> list[Message]:
+        """`pipelined`: each point's writer will see the outline only up to its own line, which a plan
+        prompt may tell the planner (the variable ``pipelined``)."""
         wording = (shape or SkeletonShape()).wording()
-        return [Message("user", self.render(template, question=question, **wording))]
+        return [Message("user", self.render(template, question=question, pipelined=pipelined, **wording))]
 
     def sequential(self, question: str) -> list[Message]:
         return [Message("user", self.render(SEQUENTIAL, question=question))]

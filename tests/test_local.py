@@ -58,7 +58,11 @@ async def test_sot_answer_from_the_real_model(local: LocalBackend) -> None:
 
 
 async def test_greedy_answers_are_reproducible(local: LocalBackend) -> None:
-    async with sot.Client(backend=local.backend, mode="sot", temperature=0, seed=1, max_parallel=4) as client:
+    # The bundled model's own profile, as in the test above. The generic plan prompt is written for strong
+    # models: on this 135M one its greedy plan meets near-ties, and llama.cpp's logits shift slightly with
+    # prompt-cache reuse across slots, so two greedy runs of it may part (eval/results/quality_outside.md).
+    client = sot.Client(backend=local.backend, mode="sot", temperature=0, seed=1, max_parallel=4, profile="small")
+    async with client:
         first = await client.ask("What are the most effective ways to deal with stress?")
         second = await client.ask("What are the most effective ways to deal with stress?")
     assert first.points == second.points

@@ -160,3 +160,19 @@ async def test_the_real_llama_server_follows_the_generated_grammar(max_points: i
     assert re.fullmatch(shape.regex(), text), text
     numbers = [int(line.split(".")[0]) for line in text.splitlines()]
     assert numbers == list(range(1, len(numbers) + 1)) and shape.min_points <= len(numbers) <= max_points
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("pipeline", "told"), [(True, "sees the plan only up to its own line"), (False, "work apart")])
+async def test_the_plan_prompt_tells_the_planner_what_each_writer_will_see(fake, pipeline: bool, told: str) -> None:
+    def handler(request: SeenRequest) -> Reply:
+        if request.kind == "skeleton":
+            return Reply("1. Schedule: a fixed wake time (about 80 words)\n2. Light: a dark room (about 80 words)\n")
+        return Reply("Some detail.")
+
+    server = fake(handler)
+    await sot.ask("How do I sleep better?", base_url=server.url, model="m", mode="sot", pipeline=pipeline)
+    plan_prompt = str(server.of_kind("skeleton")[0].body["messages"])
+    assert "whatever two lines name is written twice" in plan_prompt
+    assert told in plan_prompt
+    assert ("sees the plan only up to its own line" in plan_prompt) is pipeline  # never untrue of the other mode

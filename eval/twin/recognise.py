@@ -37,6 +37,7 @@ _FIRST: dict[str, Any] = {
     "point": "Water",
     "detail": "how much water",
     "outline_so_far": False,
+    "pipelined": True,
 }
 _SECOND: dict[str, Any] = {
     "question": "Why is the sea salty?",
@@ -49,6 +50,7 @@ _SECOND: dict[str, Any] = {
     "point": "Evaporation",
     "detail": "salt stays behind",
     "outline_so_far": True,
+    "pipelined": False,
 }
 _TEMPLATES: tuple[tuple[Kind, str], ...] = (
     ("outline", templates.SKELETON),
