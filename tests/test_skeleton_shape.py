@@ -172,7 +172,7 @@ async def test_the_plan_prompt_tells_the_planner_what_each_writer_will_see(fake,
 
     server = fake(handler)
     await sot.ask("How do I sleep better?", base_url=server.url, model="m", mode="sot", pipeline=pipeline)
-    plan_prompt = str(server.of_kind("skeleton")[0].body["messages"])
+    plan_prompt = server.of_kind("skeleton")[0].body["messages"][-1]["content"]
     assert "whatever two lines name is written twice" in plan_prompt
     assert told in plan_prompt
     assert ("sees the plan only up to its own line" in plan_prompt) is pipeline  # never untrue of the other mode

@@ -273,8 +273,9 @@ def test_prompts_are_recognised_from_sots_own_templates() -> None:
     def seen(messages: list[Any]) -> Any:
         return recognise([{"role": m.role, "content": m.content} for m in messages])
 
-    outline = seen(prompts.skeleton(QUESTION, SkeletonShape(max_points=7)))
-    assert (outline.kind, outline.question, outline.min_points, outline.max_points) == ("outline", QUESTION, 3, 7)
+    for pipelined in (True, False):  # the plan prompt tells the planner how its writers will see it
+        outline = seen(prompts.skeleton(QUESTION, SkeletonShape(max_points=7), pipelined=pipelined))
+        assert (outline.kind, outline.question, outline.min_points, outline.max_points) == ("outline", QUESTION, 3, 7)
     assert seen(prompts.skeleton(QUESTION, SkeletonShape(), "skeleton_brief.j2")).kind == "outline_brief"
     expand = seen(prompts.expansion(QUESTION, ["Plan", "Focus"], 1, details=["a", "b (about 90 words)"]))
     assert (expand.kind, expand.question, expand.index, expand.title) == ("expand", QUESTION, 2, "Focus")
