@@ -74,10 +74,6 @@ def _cut(title: str, limit: int) -> tuple[str, str]:
     return kept.rstrip(" ,;:-") + "…", title[len(kept) :].strip()
 
 
-def _capped(title: str, limit: int) -> str:
-    return _cut(title, limit)[0]
-
-
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
@@ -154,7 +150,7 @@ class SkeletonParser:
             text = self._next_item() if self._style is not None else None
             point, settled = split_settled(text or "")
             title = point.title if text is not None and settled else ""
-        title = _capped(title, self.max_point_chars)
+        title = _cut(title, self.max_point_chars)[0]
         return title if title and not self.full and not self._known(title) else None
 
     def finish(self, *, cut: bool = False) -> list[str]:
