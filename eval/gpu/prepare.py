@@ -94,6 +94,8 @@ def pack_sources(archive: Path, tarball: Path, tree: Path) -> int:
             if not rest or "/" in head or trimmed(rest):
                 continue
             member.name = "llama.cpp/" + rest
+            # A long name travels in a pax header, which would override the new name when written.
+            member.pax_headers = {k: v for k, v in member.pax_headers.items() if k not in ("path", "linkpath")}
             if not member.isfile():
                 dst.addfile(member)
                 continue
@@ -145,7 +147,8 @@ def split_point(model: int, tree: int, stage1_rest: int) -> int:
         raise SystemExit(
             f"does not fit: the two calls would send {calls[0] / 2**20:.1f} and {calls[1] / 2**20:.1f} MiB "
             f"(limit {LIMIT / 2**20:.0f} MiB, {MARGIN / 2**20:.0f} kept spare); the working tree alone is "
-            f"{tree / 2**20:.1f} MiB"
+            f"{tree / 2**20:.1f} MiB: send from a branch without the quality stores (step 0 at the top of "
+            "eval/gpu/run_device.sh)"
         )
     return first
 
