@@ -40,12 +40,20 @@ import _bench_common as bench  # noqa: E402
 import anyio  # noqa: E402
 import httpx  # noqa: E402
 import results_io  # noqa: E402
-from twin.physics import BATCH_LIMIT, NIM_LLAMA_8B_H100, PREFILL_MS_PER_TOKEN, step_ms  # noqa: E402
+from twin.physics import (  # noqa: E402
+    BATCH_LIMIT,
+    NIM_LLAMA_8B_H100,
+    PREFILL_MS_PER_TOKEN,
+    describe_table,
+    parse_table,
+    step_ms,
+)
 
 import sot  # noqa: E402
 from sot.options import Options  # noqa: E402
 
 MODEL = "twin-llama-3.1-8b-instruct"
+Table = tuple[tuple[int, float], ...]
 FULL = {"time_scale": 5.0, "questions": 0, "loads": "0,0.25,0.5,0.75,1"}
 QUICK = {"time_scale": 10.0, "questions": 6, "loads": "0,0.5,1"}
 IDLE_SPEEDUP_TARGET = 2.5  # default mode at least this much faster than sequential, idle (median per question)
@@ -81,11 +89,11 @@ def level_name(streams: int, limit: int) -> str:
 
 
 @contextmanager
-def twin_process(time_scale: float, batch_limit: int) -> Iterator[str]:
+def twin_process(time_scale: float, batch_limit: int, table: Table) -> Iterator[str]:
     """The twin in a process of its own (the client keeps the other core); yields its URL."""
     env = {**os.environ, "PYTHONPATH": str(HERE)}  # twin, from eval/ (sot: the installed one)
     command = [sys.executable, "-m", "twin", "--port", "0", "--time-scale", str(time_scale)]
-    command += ["--batch-limit", str(batch_limit)]
+    command += ["--batch-limit", str(batch_limit), "--table", ",".join(f"{n}:{ms}" for n, ms in table)]
     child = subprocess.Popen(command, cwd=HERE, env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
@@ -99,7 +107,7 @@ def twin_process(time_scale: float, batch_limit: int) -> Iterator[str]:
         child.wait(10)
 
 
-def answer_row(answer: sot.Answer, scale: float, background: int) -> dict[str, Any]:
+def answer_row(answer: sot.Answer, scale: float, background: int, table: Table) -> dict[str, Any]:
     """One answer's figures, in the twin's time."""
     first = answer.timings.first_token_s
     return {
@@ -113,7 +121,7 @@ def answer_row(answer: sot.Answer, scale: float, background: int) -> dict[str, A
         "server_tokens": answer.usage.prompt_tokens + answer.usage.completion_tokens,
         "truncated": answer.truncated,
         # What the physics alone gives a sequential answer: its tokens at this load's step time.
-        "physics_s": round(answer.usage.completion_tokens * step_ms(background + 1) / 1000, 4)
+        "physics_s": round(answer.usage.completion_tokens * step_ms(background + 1, table) / 1000, 4)
         if answer.mode == "sequential" and len(answer.calls) == 1
         else None,
     }
@@ -125,6 +133,7 @@ async def run_level(
     questions: Sequence[dict[str, Any]],
     background: int,
     scale: float,
+    table: Table,
 ) -> list[dict[str, Any]]:
     """Every question in every variant at one background load; the variants' order rotates."""
     (await admin.post("/admin/load", json={"streams": background})).raise_for_status()
@@ -135,7 +144,7 @@ async def run_level(
             (await admin.post("/admin/cache/clear")).raise_for_status()
             answer = await clients[name].ask(question["question"])
             row = {"background": background, "variant": name, "id": question["question_id"]}
-            rows.append(row | {"category": question["category"]} | answer_row(answer, scale, background))
+            rows.append(row | {"category": question["category"]} | answer_row(answer, scale, background, table))
     return rows
 
 
@@ -248,7 +257,7 @@ def header(result: dict[str, Any]) -> list[str]:
         f"{machine['platform']}, Python {machine['python']}. Commit {git['commit']}{dirty}. "
         f"Run took {result['wall_s']} s.",
         "",
-        f"Twin: time per output token from NVIDIA NIM's table for Llama-3.1-8B-Instruct on one H100 ({table}, "
+        f"Twin: time per output token from {twin['table_source']} ({table}, "
         f"interpolated by running streams), batch limit {twin['batch_limit']}, prefill "
         f"{twin['prefill_ms_per_token']} ms per uncached prompt token, prefix cache emptied before every answer. "
         f"Its clock ran {scale}x real time; **all times are the twin's (unscaled)**. The client's own work is not "
@@ -293,7 +302,7 @@ async def measure(args: argparse.Namespace, url: str, questions: list[dict[str, 
                 await client.ask(questions[0]["question"])
             for background in levels:
                 started = time.perf_counter()
-                rows += await run_level(admin, clients, questions, background, args.time_scale)
+                rows += await run_level(admin, clients, questions, background, args.time_scale, args.step_table)
                 print(f"load {background}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
         finally:
             for client in clients.values():
@@ -308,6 +317,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--questions", type=int, help="the first N suitable questions (default all)")
     parser.add_argument("--loads", help=f"fractions of the batch held by background streams (default {FULL['loads']})")
     parser.add_argument("--batch-limit", type=int, default=BATCH_LIMIT)
+    parser.add_argument("--table", help="time per output token: a gpu_bench.json, or N:ms rows (default NIM's)")
     parser.add_argument("--brief", action="store_true", help="also the brief mode (the paper's short points)")
     parser.add_argument("--data", default=str(bench.DATA))
     parser.add_argument("--out-dir", default=str(results_io.RESULTS))
@@ -318,6 +328,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for key, value in preset.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
+    args.step_table = parse_table(args.table) if args.table else NIM_LLAMA_8B_H100
     return args
 
 
@@ -325,7 +336,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     questions = bench.suitable_questions(args.data, args.questions)
     started = time.perf_counter()
-    with twin_process(args.time_scale, args.batch_limit) as url:
+    with twin_process(args.time_scale, args.batch_limit, args.step_table) as url:
         rows = anyio.run(measure, args, url, questions)
     levels = summary_of(rows, sorted({r["background"] for r in rows}), args.batch_limit)
     overhead = [r["latency_s"] - r["physics_s"] for r in rows if r["physics_s"] is not None]
@@ -338,7 +349,8 @@ def main(argv: list[str] | None = None) -> None:
         "questions": len(questions),
         "twin": {
             "model": MODEL,
-            "table": [list(row) for row in NIM_LLAMA_8B_H100],
+            "table": [list(row) for row in args.step_table],
+            "table_source": describe_table(args.table),
             "batch_limit": args.batch_limit,
             "prefill_ms_per_token": PREFILL_MS_PER_TOKEN,
             "time_scale": args.time_scale,

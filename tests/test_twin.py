@@ -27,7 +27,7 @@ from sot._shape import SkeletonShape
 from sot.templates import Prompts
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "eval"))
-from twin import NIM_LLAMA_8B_H100, TwinConfig, TwinServer, plan, recognise, step_ms
+from twin import NIM_LLAMA_8B_H100, TwinConfig, TwinServer, describe_table, parse_table, plan, recognise, step_ms
 from twin.tokens import PrefixCache, tokenize
 
 FAST = 50.0  # simulated seconds per real second
@@ -193,6 +193,22 @@ def test_background_load_is_settable_while_running() -> None:
         assert waiting[0]["timings"]["queue_ms"] > 0
         assert per_token_ms(waiting[0]) == pytest.approx(step_ms(1), rel=0.01)
         assert HTTP.post(server.url + "/admin/load", json={"streams": -1}).status_code == 400
+
+
+def test_a_measured_gpu_run_sets_the_step_time(tmp_path: Path) -> None:
+    # The shape eval/bench_gpu.py writes: the median time per output token at each stream count.
+    levels = [
+        {"streams": n, "ms_per_token_median": ms, "tokens_per_s": 1.0} for n, ms in [(1, 5.3), (8, 11.9), (64, 46.3)]
+    ]
+    found = {"device": {"name": "NVIDIA H200"}, "token_latency": {"model": {"label": "8B-shaped"}, "levels": levels}}
+    path = tmp_path / "gpu_bench.json"
+    path.write_text(json.dumps(found))
+    table = parse_table(str(path))
+    assert table == parse_table("1:5.3,8:11.9,64:46.3") == ((1, 5.3), (8, 11.9), (64, 46.3))
+    assert "NVIDIA H200 (8B-shaped; gpu_bench.json)" in describe_table(str(path))
+    assert "NIM" in describe_table(None)
+    with TwinServer(TwinConfig(time_scale=FAST, table=table, background_streams=7)) as server:
+        assert per_token_ms(chat(server, QUESTION, max_tokens=60)) == pytest.approx(11.9, rel=0.01)
 
 
 def test_prefix_cache_cuts_prefill(twin: TwinServer) -> None:

@@ -6,7 +6,7 @@ when many streams share it. Not part of sot: it lives in eval/ and answers only 
 from .answers import Plan, Writer, plan
 from .app import build_app
 from .engine import Engine, Stream
-from .physics import NIM_LLAMA_8B_H100, TwinConfig, step_ms
+from .physics import NIM_LLAMA_8B_H100, TwinConfig, describe_table, parse_table, step_ms
 from .recognise import Recognised, recognise
 from .server import TwinServer
 
@@ -20,6 +20,8 @@ __all__ = [
     "TwinServer",
     "Writer",
     "build_app",
+    "describe_table",
+    "parse_table",
     "plan",
     "recognise",
     "step_ms",

@@ -9,7 +9,9 @@ past its last row it is extrapolated along the last segment, so a batch limit ab
 from __future__ import annotations
 
 import bisect
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 # (running streams, ms per output token): NVIDIA NIM, Llama-3.1-8B-Instruct, 1x H100.
 NIM_LLAMA_8B_H100: tuple[tuple[int, float], ...] = (
@@ -33,6 +35,27 @@ BACKGROUND_CONTEXT_TOKENS = 1_500
 # How often, in real seconds, the tokens decoded since the last flush go out (first and last tokens go
 # out at once): one chunk per stream per flush keeps a 2-core client from drowning in tiny SSE events.
 FLUSH_INTERVAL_S = 0.01
+
+
+def parse_table(spec: str) -> tuple[tuple[int, float], ...]:
+    """A step table from rows ("1:4.63,5:4.58,...") or from a file eval/bench_gpu.py wrote (its measured
+    median time per output token at each stream count, ``token_latency.levels``)."""
+    if spec.endswith(".json"):
+        levels = json.loads(Path(spec).read_text())["token_latency"]["levels"]
+        return tuple((int(row["streams"]), float(row["ms_per_token_median"])) for row in levels)
+    rows = [item.split(":") for item in spec.split(",") if item.strip()]
+    return tuple((int(n), float(ms)) for n, ms in rows)
+
+
+def describe_table(spec: str | None) -> str:
+    """Where a table passed as `spec` comes from, in words (None: the default)."""
+    if spec is None:
+        return "NVIDIA NIM's table for Llama-3.1-8B-Instruct on one H100"
+    if spec.endswith(".json"):
+        found = json.loads(Path(spec).read_text())
+        model, device = found["token_latency"]["model"]["label"], found["device"]["name"]
+        return f"llama.cpp's CUDA server measured on one {device} ({model}; {Path(spec).name})"
+    return "a table given on the command line"
 
 
 def step_ms(streams: int, table: tuple[tuple[int, float], ...] = NIM_LLAMA_8B_H100) -> float:

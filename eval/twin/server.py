@@ -16,7 +16,7 @@ from types import TracebackType
 import uvicorn
 
 from .app import build_app
-from .physics import NIM_LLAMA_8B_H100, TwinConfig
+from .physics import NIM_LLAMA_8B_H100, TwinConfig, parse_table
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -74,12 +74,6 @@ class TwinServer:
         self._sock.close()
 
 
-def _table(text: str) -> tuple[tuple[int, float], ...]:
-    """ "1:4.63,5:4.58,..." as table rows."""
-    rows = [item.split(":") for item in text.split(",") if item.strip()]
-    return tuple((int(n), float(ms)) for n, ms in rows)
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     default_table = ",".join(f"{n}:{ms}" for n, ms in NIM_LLAMA_8B_H100)
     parser = argparse.ArgumentParser(prog="twin", description="A batched GPU server's twin, OpenAI-compatible.")
@@ -90,7 +84,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--background", type=int, default=0, help="background streams at start")
     parser.add_argument("--time-scale", type=float, default=1.0)
     parser.add_argument("--prefill-ms", type=float, default=TwinConfig.prefill_ms_per_token, help="per uncached token")
-    parser.add_argument("--table", default=default_table, help="streams:ms-per-token rows (default: %(default)s)")
+    parser.add_argument("--table", default=default_table, help="N:ms rows or a gpu_bench.json (default %(default)s)")
     return parser.parse_args(argv)
 
 
@@ -98,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     config = TwinConfig(
         model=args.model,
-        table=_table(args.table),
+        table=parse_table(args.table),
         prefill_ms_per_token=args.prefill_ms,
         batch_limit=args.batch_limit,
         background_streams=args.background,
