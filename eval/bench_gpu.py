@@ -63,7 +63,7 @@ import anyio.to_thread
 import sot
 from sot.backends.llama_server import ServerSettings
 from sot.backends.local import LocalBackend, LocalConfig
-from sot.constants import DEFAULT_MAX_TOKENS, DEFAULT_POINT_MAX_TOKENS
+from sot.constants import DEFAULT_MAX_TOKENS, DEFAULT_POINT_MAX_TOKENS, PROFILES
 
 RESULTS = bench.HERE / "results"
 ALL_LAYERS = 999
@@ -178,6 +178,7 @@ async def run_slots(
         "program": settings.program.label,
         "model": settings.gguf.name,
         "server_flags": server_flags(settings),
+        "profile": args.profile or local.profile or "generic",
     }
     try:
         tps = await bench.throughputs(local.backend, args.streams, args.throughput_tokens)
@@ -188,8 +189,9 @@ async def run_slots(
             # Every ask names its mode, so no router is asked; "rules" keeps the learned one from loading.
             "router": "rules",
             "temperature": 0,
-            # The profile the embedded server picks for what it serves (the bundled model: small).
-            "profile": local.profile,
+            # --profile, else the one the embedded server picks for what it serves (the bundled model:
+            # small; a GGUF given by path, even the bundled one: generic).
+            "profile": args.profile or local.profile,
             "max_parallel": slots,
             "max_tokens": args.max_tokens,
             "point_max_tokens": args.point_max_tokens,
@@ -319,6 +321,8 @@ def slots_markdown(run: dict[str, Any], data: str) -> list[str]:
         "",
         "Server flags: `" + " ".join(run["server_flags"]) + "`",
         "",
+        f"sot's model profile: {run.get('profile', 'not recorded')}.",
+        "",
         "| streams | " + " | ".join(tps) + " |",
         "|---|" + "---|" * len(tps),
         "| tokens/s | " + " | ".join(str(v) for v in tps.values()) + " |",
@@ -387,6 +391,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--llama-server", help="llama-server binary (default: sot's own choice, see above)")
     parser.add_argument("--gguf", help="model file (default: the bundled SmolLM2-135M)")
+    parser.add_argument("--profile", choices=PROFILES, help="sot's model profile (default: the local server's pick)")
     parser.add_argument("--build-time-s", type=float, help="how long building llama-server took, for the record")
     parser.add_argument("--questions", type=int, default=0, help="the first N sot_suitable questions (0: all)")
     parser.add_argument("--slots", type=counts, default=[8, 16], help="server slot counts, one run each")

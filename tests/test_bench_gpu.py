@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from tests_support import require_binary
 
+from sot.backends import model_files
 from sot.constants import DEFAULT_MAX_POINTS as MAX
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,6 +90,8 @@ def test_the_harness_end_to_end_on_the_cpu(tmp_path: Path) -> None:
     prefix = tmp_path / "out" / "smoke"
     options = "--questions 2 --slots 2 --streams 1,2 --throughput-tokens 24 --max-tokens 96 --point-max-tokens 32"
     command = [sys.executable, str(SCRIPT), *options.split(), "--build-time-s", "321.5"]
+    # As eval/gpu/run_device.sh runs it: the bundled model given by path, measured with its own profile.
+    command += ["--gguf", str(model_files.bundled_model()), "--profile", "small"]
     command += ["--data", str(data), "--out-prefix", str(prefix)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -104,6 +107,7 @@ def test_the_harness_end_to_end_on_the_cpu(tmp_path: Path) -> None:
     assert run["slots"] == 2 and flags[flags.index("--parallel") + 1] == "2"
     assert flags[flags.index("--n-gpu-layers") + 1] == "999" and run["model"].endswith(".gguf")
     assert "--port" not in flags and not any("/" in f for f in flags)
+    assert run["profile"] == "small"
 
     tps = run["throughput_tokens_per_s"]
     assert list(tps) == ["1", "2"] and all(0 < v < 100_000 for v in tps.values())
@@ -131,6 +135,7 @@ def test_the_harness_end_to_end_on_the_cpu(tmp_path: Path) -> None:
     assert f"SoT faster on {run['sot_faster']} of 2" in report and "build time: 321.5 s" in report
     assert "| tokens/s | " + " | ".join(str(v) for v in tps.values()) + " |" in report
     assert ("CPU only" in report) == (result["device"]["kind"] == "cpu")
+    assert "sot's model profile: small." in report
     assert [line.split(" | ")[0] for line in report.splitlines() if line.startswith("| 1")] == ["| 11", "| 13"]
 
 
