@@ -171,6 +171,9 @@ async def run_slots(
         await local.aclose()
         raise SystemExit("another sot command runs the local server: stop it, the benchmark starts servers of its own")
     print(f"slots {slots}: {settings.program.label} serving {settings.gguf.name}", flush=True)
+    # --profile, else the one the embedded server picks for what it serves (the bundled model: small; a
+    # GGUF given by path, even the bundled one: generic).
+    profile = args.profile or local.profile or "generic"
     rows: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     head: dict[str, Any] = {
@@ -178,7 +181,7 @@ async def run_slots(
         "program": settings.program.label,
         "model": settings.gguf.name,
         "server_flags": server_flags(settings),
-        "profile": args.profile or local.profile or "generic",
+        "profile": profile,
     }
     try:
         tps = await bench.throughputs(local.backend, args.streams, args.throughput_tokens)
@@ -189,9 +192,7 @@ async def run_slots(
             # Every ask names its mode, so no router is asked; "rules" keeps the learned one from loading.
             "router": "rules",
             "temperature": 0,
-            # --profile, else the one the embedded server picks for what it serves (the bundled model:
-            # small; a GGUF given by path, even the bundled one: generic).
-            "profile": args.profile or local.profile,
+            "profile": profile,
             "max_parallel": slots,
             "max_tokens": args.max_tokens,
             "point_max_tokens": args.point_max_tokens,

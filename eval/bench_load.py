@@ -16,7 +16,11 @@ figure is given in the twin's time (unscaled: what the GPU server would take). T
 is not sped up and so weighs ``--time-scale`` times more than it would: the results estimate it
 from sequential answers, whose time the physics predicts.
 
+``--table`` runs the twin on another step-time curve, such as the one eval/bench_gpu.py measured on a
+real GPU (its results file), with the batch limit at the curve's last stream count.
+
     python eval/bench_load.py [--quick] [--time-scale 5] [--questions N] [--loads 0,0.25,0.5,0.75,1]
+    python eval/bench_load.py --table eval/results/gpu_bench.json --loads 0 --brief --name load_h200_idle
 """
 
 from __future__ import annotations
@@ -44,7 +48,9 @@ from twin.physics import (  # noqa: E402
     BATCH_LIMIT,
     NIM_LLAMA_8B_H100,
     PREFILL_MS_PER_TOKEN,
+    Table,
     describe_table,
+    format_table,
     parse_table,
     step_ms,
 )
@@ -53,7 +59,6 @@ import sot  # noqa: E402
 from sot.options import Options  # noqa: E402
 
 MODEL = "twin-llama-3.1-8b-instruct"
-Table = tuple[tuple[int, float], ...]
 FULL = {"time_scale": 5.0, "questions": 0, "loads": "0,0.25,0.5,0.75,1"}
 QUICK = {"time_scale": 10.0, "questions": 6, "loads": "0,0.5,1"}
 IDLE_SPEEDUP_TARGET = 2.5  # default mode at least this much faster than sequential, idle (median per question)
@@ -93,7 +98,7 @@ def twin_process(time_scale: float, batch_limit: int, table: Table) -> Iterator[
     """The twin in a process of its own (the client keeps the other core); yields its URL."""
     env = {**os.environ, "PYTHONPATH": str(HERE)}  # twin, from eval/ (sot: the installed one)
     command = [sys.executable, "-m", "twin", "--port", "0", "--time-scale", str(time_scale)]
-    command += ["--batch-limit", str(batch_limit), "--table", ",".join(f"{n}:{ms}" for n, ms in table)]
+    command += ["--batch-limit", str(batch_limit), "--table", format_table(table)]
     child = subprocess.Popen(command, cwd=HERE, env=env, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
@@ -316,7 +321,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--time-scale", type=float, help=f"the twin's speed-up (default {FULL['time_scale']})")
     parser.add_argument("--questions", type=int, help="the first N suitable questions (default all)")
     parser.add_argument("--loads", help=f"fractions of the batch held by background streams (default {FULL['loads']})")
-    parser.add_argument("--batch-limit", type=int, default=BATCH_LIMIT)
+    parser.add_argument("--batch-limit", type=int, help=f"default {BATCH_LIMIT}; with --table, its last stream count")
     parser.add_argument("--table", help="time per output token: a gpu_bench.json, or N:ms rows (default NIM's)")
     parser.add_argument("--brief", action="store_true", help="also the brief mode (the paper's short points)")
     parser.add_argument("--data", default=str(bench.DATA))
@@ -328,7 +333,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for key, value in preset.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
-    args.step_table = parse_table(args.table) if args.table else NIM_LLAMA_8B_H100
+    try:
+        args.step_table = parse_table(args.table) if args.table else NIM_LLAMA_8B_H100
+    except (OSError, ValueError, KeyError) as exc:
+        parser.error(f"--table: {exc}")
+    # A measured curve ends where the measurement did: past it the twin would only extrapolate.
+    if args.batch_limit is None:
+        args.batch_limit = args.step_table[-1][0] if args.table else BATCH_LIMIT
     return args
 
 

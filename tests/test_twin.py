@@ -195,20 +195,37 @@ def test_background_load_is_settable_while_running() -> None:
         assert HTTP.post(server.url + "/admin/load", json={"streams": -1}).status_code == 400
 
 
-def test_a_measured_gpu_run_sets_the_step_time(tmp_path: Path) -> None:
-    # The shape eval/bench_gpu.py writes: the median time per output token at each stream count.
-    levels = [
-        {"streams": n, "ms_per_token_median": ms, "tokens_per_s": 1.0} for n, ms in [(1, 5.3), (8, 11.9), (64, 46.3)]
-    ]
-    found = {"device": {"name": "NVIDIA H200"}, "token_latency": {"model": {"label": "8B-shaped"}, "levels": levels}}
+def measured_run(tmp_path: Path, rows: list[tuple[int, float]], full_length: bool = True) -> Path:
+    """A results file in the shape eval/bench_gpu.py writes: the median time per output token per stream count."""
+    levels = [{"streams": n, "ms_per_token_median": ms, "full_length": full_length} for n, ms in rows]
+    latency = {"program": "llama-server", "model": {"label": "8B-shaped"}, "levels": levels}
     path = tmp_path / "gpu_bench.json"
-    path.write_text(json.dumps(found))
+    path.write_text(json.dumps({"device": {"kind": "gpu", "name": "NVIDIA H200"}, "token_latency": latency}))
+    return path
+
+
+def test_a_measured_gpu_run_sets_the_step_time(tmp_path: Path) -> None:
+    path = measured_run(tmp_path, [(1, 5.3), (8, 11.9), (64, 46.3)])
     table = parse_table(str(path))
     assert table == parse_table("1:5.3,8:11.9,64:46.3") == ((1, 5.3), (8, 11.9), (64, 46.3))
-    assert "NVIDIA H200 (8B-shaped; gpu_bench.json)" in describe_table(str(path))
+    assert describe_table(str(path)) == "llama-server measured on one NVIDIA H200 (8B-shaped; gpu_bench.json)"
     assert "NIM" in describe_table(None)
     with TwinServer(TwinConfig(time_scale=FAST, table=table, background_streams=7)) as server:
         assert per_token_ms(chat(server, QUESTION, max_tokens=60)) == pytest.approx(11.9, rel=0.01)
+
+
+@pytest.mark.parametrize("spec", ["1:5.3", "8:2,1:1", "1:5,1:6", "0:1,2:3", "1:a,2:3", "1-5,2:3"])
+def test_a_step_table_is_two_or_more_rows_in_increasing_stream_counts(spec: str) -> None:
+    with pytest.raises(ValueError, match="rows"):
+        parse_table(spec)
+
+
+def test_a_measured_run_that_is_not_whole_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="measure it again"):
+        parse_table(str(measured_run(tmp_path, [(1, 5.3), (8, 11.9)], full_length=False)))
+    (tmp_path / "smoke.json").write_text(json.dumps({"device": {}, "runs": []}))
+    with pytest.raises(ValueError, match="no time-per-token run"):
+        parse_table(str(tmp_path / "smoke.json"))
 
 
 def test_prefix_cache_cuts_prefill(twin: TwinServer) -> None:

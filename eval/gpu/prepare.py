@@ -94,8 +94,9 @@ def pack_sources(archive: Path, tarball: Path, tree: Path) -> int:
             if not rest or "/" in head or trimmed(rest):
                 continue
             member.name = "llama.cpp/" + rest
-            # A long name travels in a pax header, which would override the new name when written.
-            member.pax_headers = {k: v for k, v in member.pax_headers.items() if k not in ("path", "linkpath")}
+            # A long name travels in a pax header, which would override the new name when written; nothing
+            # else in an sdist's pax headers matters to a build.
+            member.pax_headers = {}
             if not member.isfile():
                 dst.addfile(member)
                 continue

@@ -11,10 +11,11 @@
 #    .gpu/stage2 (part 2), and prints what each call sends (about 53 MiB each; the limit is 64).
 #    Run it right before the calls: it builds sot's wheel from the checkout as it is then.
 #    Every call also sends the checkout's tracked files, and eval/quality's stores alone are over
-#    the limit. When prepare.py says "does not fit", send from a throwaway branch without them
-#    (the device tool sends the checkout's working tree, whatever branch it is on):
-#        git switch -c devrun && git rm -rq eval/quality && git commit -qm "device run" && python eval/gpu/prepare.py
-#    and after the calls: git switch main && git branch -D devrun
+#    the limit. When prepare.py says "does not fit", take them out of the working tree and the index
+#    for the calls (prepare.py then records the commit "with uncommitted changes": that removal):
+#        git rm -rq eval/quality && python eval/gpu/prepare.py
+#    and after the calls: git restore --staged --worktree eval/quality
+#    (The 2026-11-28 run sent a throwaway commit without eval/quality instead, and recorded its parent.)
 #    Then `status`: can_start_another must be true and budget_left_s at least 780 (a fresh session
 #    has 900). With less, shorten stage 2: its command "SOT_GPU_STAGE_S=N bash eval/gpu/run_device.sh
 #    stage2" with N = budget_left_s - 220 and timeout_s = N + 40.

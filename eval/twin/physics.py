@@ -12,9 +12,12 @@ import bisect
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-# (running streams, ms per output token): NVIDIA NIM, Llama-3.1-8B-Instruct, 1x H100.
-NIM_LLAMA_8B_H100: tuple[tuple[int, float], ...] = (
+# (running streams, ms per output token) rows, in increasing stream counts.
+Table = tuple[tuple[int, float], ...]
+# NVIDIA NIM, Llama-3.1-8B-Instruct, 1x H100.
+NIM_LLAMA_8B_H100: Table = (
     (1, 4.63),
     (5, 4.58),
     (25, 5.19),
@@ -37,28 +40,57 @@ BACKGROUND_CONTEXT_TOKENS = 1_500
 FLUSH_INTERVAL_S = 0.01
 
 
-def parse_table(spec: str) -> tuple[tuple[int, float], ...]:
+def format_table(table: Table) -> str:
+    """A table as rows of the command line's form: "1:4.63,5:4.58,..."."""
+    return ",".join(f"{n}:{ms}" for n, ms in table)
+
+
+def parse_table(spec: str) -> Table:
     """A step table from rows ("1:4.63,5:4.58,...") or from a file eval/bench_gpu.py wrote (its measured
-    median time per output token at each stream count, ``token_latency.levels``)."""
+    median time per output token at each stream count, ``token_latency.levels``); ValueError, naming the
+    fix, for anything that is not at least two rows in increasing stream counts."""
     if spec.endswith(".json"):
-        levels = json.loads(Path(spec).read_text())["token_latency"]["levels"]
-        return tuple((int(row["streams"]), float(row["ms_per_token_median"])) for row in levels)
-    rows = [item.split(":") for item in spec.split(",") if item.strip()]
-    return tuple((int(n), float(ms)) for n, ms in rows)
+        levels = _measured(spec)["token_latency"]["levels"]
+        if not all(row.get("full_length", True) for row in levels):
+            raise ValueError(f"{spec}: some streams stopped short of their length: measure it again")
+        table = tuple((int(row["streams"]), float(row["ms_per_token_median"])) for row in levels)
+    else:
+        rows = [item.split(":") for item in spec.split(",") if item.strip()]
+        try:
+            table = tuple((int(n), float(ms)) for n, ms in rows)
+        except ValueError:
+            raise ValueError(f"{spec!r}: give streams:ms rows, e.g. 1:4.63,5:4.58") from None
+    _check(table, spec)
+    return table
+
+
+def _check(table: Table, name: str) -> None:
+    counts = [n for n, _ in table]
+    if len(table) < 2 or counts != sorted(set(counts)) or counts[0] < 1 or min(ms for _, ms in table) <= 0:
+        raise ValueError(f"{name}: a step table needs two or more rows, in increasing stream counts from 1 up")
 
 
 def describe_table(spec: str | None) -> str:
     """Where a table passed as `spec` comes from, in words (None: the default)."""
     if spec is None:
         return "NVIDIA NIM's table for Llama-3.1-8B-Instruct on one H100"
-    if spec.endswith(".json"):
-        found = json.loads(Path(spec).read_text())
-        model, device = found["token_latency"]["model"]["label"], found["device"]["name"]
-        return f"llama.cpp's CUDA server measured on one {device} ({model}; {Path(spec).name})"
-    return "a table given on the command line"
+    if not spec.endswith(".json"):
+        return "a table given on the command line"
+    found = _measured(spec)
+    device, latency = found["device"], found["token_latency"]
+    where = f"one {device['name']}" if device.get("kind") == "gpu" else f"the CPU ({device['name']})"
+    return f"{latency['program']} measured on {where} ({latency['model']['label']}; {Path(spec).name})"
 
 
-def step_ms(streams: int, table: tuple[tuple[int, float], ...] = NIM_LLAMA_8B_H100) -> float:
+def _measured(path: str) -> dict[str, Any]:
+    """A results file of eval/bench_gpu.py that holds a time-per-token run."""
+    found: dict[str, Any] = json.loads(Path(path).read_text())
+    if not isinstance(found.get("token_latency"), dict):
+        raise ValueError(f"{path} has no time-per-token run: eval/bench_gpu_tokens.py writes one")
+    return found
+
+
+def step_ms(streams: int, table: Table = NIM_LLAMA_8B_H100) -> float:
     """The duration of one decode step shared by `streams` running streams (at least one)."""
     counts = [n for n, _ in table]
     n = max(streams, counts[0])
@@ -75,7 +107,7 @@ class TwinConfig:
     """Everything the twin's physics depends on; every default is documented above."""
 
     model: str = "twin-llama-3.1-8b-instruct"
-    table: tuple[tuple[int, float], ...] = NIM_LLAMA_8B_H100
+    table: Table = NIM_LLAMA_8B_H100
     prefill_ms_per_token: float = PREFILL_MS_PER_TOKEN
     batch_limit: int = BATCH_LIMIT
     background_streams: int = 0
@@ -90,8 +122,7 @@ class TwinConfig:
     flush_interval_s: float = FLUSH_INTERVAL_S
 
     def __post_init__(self) -> None:
-        if len(self.table) < 2 or any(a[0] >= b[0] for a, b in zip(self.table, self.table[1:], strict=False)):
-            raise ValueError("the step table needs at least two rows, in increasing stream counts")
+        _check(self.table, "the step table")
         if self.batch_limit < 1 or self.time_scale <= 0 or self.prefill_ms_per_token < 0:
             raise ValueError("batch_limit >= 1, time_scale > 0 and prefill_ms_per_token >= 0, please")
         if not 0 <= self.background_streams <= self.batch_limit:

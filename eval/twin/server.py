@@ -16,7 +16,7 @@ from types import TracebackType
 import uvicorn
 
 from .app import build_app
-from .physics import NIM_LLAMA_8B_H100, TwinConfig, parse_table
+from .physics import NIM_LLAMA_8B_H100, TwinConfig, format_table, parse_table
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -75,7 +75,7 @@ class TwinServer:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    default_table = ",".join(f"{n}:{ms}" for n, ms in NIM_LLAMA_8B_H100)
+    default_table = format_table(NIM_LLAMA_8B_H100)
     parser = argparse.ArgumentParser(prog="twin", description="A batched GPU server's twin, OpenAI-compatible.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0: a free port (printed)")
@@ -85,14 +85,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--time-scale", type=float, default=1.0)
     parser.add_argument("--prefill-ms", type=float, default=TwinConfig.prefill_ms_per_token, help="per uncached token")
     parser.add_argument("--table", default=default_table, help="N:ms rows or a gpu_bench.json (default %(default)s)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    try:
+        args.table = parse_table(args.table)
+    except (OSError, ValueError) as exc:
+        parser.error(f"--table: {exc}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     config = TwinConfig(
         model=args.model,
-        table=parse_table(args.table),
+        table=args.table,
         prefill_ms_per_token=args.prefill_ms,
         batch_limit=args.batch_limit,
         background_streams=args.background,
