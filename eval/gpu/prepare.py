@@ -148,7 +148,7 @@ def split_point(model: int, tree: int, stage1_rest: int) -> int:
         raise SystemExit(
             f"does not fit: the two calls would send {calls[0] / 2**20:.1f} and {calls[1] / 2**20:.1f} MiB "
             f"(limit {LIMIT / 2**20:.0f} MiB, {MARGIN / 2**20:.0f} kept spare); the working tree alone is "
-            f"{tree / 2**20:.1f} MiB: send from a branch without the quality stores (step 0 at the top of "
+            f"{tree / 2**20:.1f} MiB: take eval/quality out for the calls (step 0 at the top of "
             "eval/gpu/run_device.sh)"
         )
     return first
