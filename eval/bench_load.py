@@ -335,7 +335,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             setattr(args, key, value)
     try:
         args.step_table = parse_table(args.table) if args.table else NIM_LLAMA_8B_H100
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError) as exc:
         parser.error(f"--table: {exc}")
     # A measured curve ends where the measurement did: past it the twin would only extrapolate.
     if args.batch_limit is None:

@@ -50,10 +50,13 @@ def parse_table(spec: str) -> Table:
     median time per output token at each stream count, ``token_latency.levels``); ValueError, naming the
     fix, for anything that is not at least two rows in increasing stream counts."""
     if spec.endswith(".json"):
-        levels = _measured(spec)["token_latency"]["levels"]
+        try:
+            levels = _measured(spec)["token_latency"]["levels"]
+            table = tuple((int(row["streams"]), float(row["ms_per_token_median"])) for row in levels)
+        except KeyError as missing:
+            raise ValueError(f"{spec}: its time-per-token run lacks {missing}: measure it again") from None
         if not all(row.get("full_length", True) for row in levels):
             raise ValueError(f"{spec}: some streams stopped short of their length: measure it again")
-        table = tuple((int(row["streams"]), float(row["ms_per_token_median"])) for row in levels)
     else:
         rows = [item.split(":") for item in spec.split(",") if item.strip()]
         try:
