@@ -64,6 +64,7 @@ import sot
 from sot.backends.llama_server import ServerSettings
 from sot.backends.local import LocalBackend, LocalConfig
 from sot.constants import DEFAULT_MAX_TOKENS, DEFAULT_POINT_MAX_TOKENS, PROFILES
+from sot.profiles import GENERIC
 
 RESULTS = bench.HERE / "results"
 ALL_LAYERS = 999
@@ -173,7 +174,7 @@ async def run_slots(
     print(f"slots {slots}: {settings.program.label} serving {settings.gguf.name}", flush=True)
     # --profile, else the one the embedded server picks for what it serves (the bundled model: small; a
     # GGUF given by path, even the bundled one: generic).
-    profile = args.profile or local.profile or "generic"
+    profile = args.profile or local.profile or GENERIC
     rows: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     head: dict[str, Any] = {
